@@ -1,0 +1,1 @@
+# bench: build fragment (included by the top Makefile.am)

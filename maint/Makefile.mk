@@ -1,0 +1,1 @@
+# maint: build fragment (included by the top Makefile.am)

@@ -1,0 +1,1 @@
+# mpich-compat: build fragment (included by the top Makefile.am)

@@ -1,0 +1,1 @@
+# src/core: build fragment (included by the top Makefile.am)

@@ -1,0 +1,188 @@
+/*
+ * Handles and the objects behind them.
+ *
+ * Handles are MPICH's `int` encoding (shared/DESIGN.md, "ABI"), so that MPICH-built binaries run:
+ *
+ *    31 30 29    26 25                                  0
+ *   +-----+--------+-------------------------------------+
+ *   |kind | object |               index                 |
+ *   +-----+--------+-------------------------------------+
+ *   kind:   0 null/invalid, 1 builtin (predefined), 2 direct (made at run time by umpi), 3 unused
+ *   object: UMPI_OBJ_* below (MPICH's numbering)
+ *   builtin datatypes: index bits 15..8 hold the size in bytes, 7..0 a unique number
+ *
+ * Run-time objects live in a two-level table (chunks of pointers that never move), so a lookup is
+ * two loads and a compare, and it is safe against concurrent growth under MPI_THREAD_MULTIPLE.
+ * This file is the one place that decodes handles (the future MPI-5 ABI translates here).
+ */
+#ifndef UMPI_OBJ_H
+#define UMPI_OBJ_H
+
+#include "core/umpi.h"
+
+enum {
+    UMPI_KIND_INVALID = 0,
+    UMPI_KIND_BUILTIN = 1,
+    UMPI_KIND_DIRECT = 2,
+};
+
+enum {
+    UMPI_OBJ_COMM = 0x1,
+    UMPI_OBJ_GROUP = 0x2,
+    UMPI_OBJ_DATATYPE = 0x3,
+    UMPI_OBJ_FILE = 0x4,
+    UMPI_OBJ_ERRHANDLER = 0x5,
+    UMPI_OBJ_OP = 0x6,
+    UMPI_OBJ_INFO = 0x7,
+    UMPI_OBJ_WIN = 0x8,
+    UMPI_OBJ_KEYVAL = 0x9,
+    UMPI_OBJ_ATTR = 0xa,
+    UMPI_OBJ_REQUEST = 0xb,
+    UMPI_OBJ_MESSAGE = 0xc,
+    UMPI_OBJ_SESSION = 0xe,
+};
+
+#define UMPI_HANDLE_KIND(h)   (((uint32_t)(h) >> 30) & 0x3)
+#define UMPI_HANDLE_OBJ(h)    (((uint32_t)(h) >> 26) & 0xf)
+#define UMPI_HANDLE_INDEX(h)  ((uint32_t)(h) & 0x03ffffffu)
+#define UMPI_HANDLE_MAKE(kind, obj, idx) \
+    ((int)(((uint32_t)(kind) << 30) | ((uint32_t)(obj) << 26) | ((uint32_t)(idx) & 0x03ffffffu)))
+
+/* ---- generic handle table -------------------------------------------------------------------- */
+
+#define UMPI_HT_CHUNK_BITS 10
+#define UMPI_HT_CHUNK      (1u << UMPI_HT_CHUNK_BITS)
+#define UMPI_HT_MAX_CHUNKS 4096
+
+struct umpi_handle_table {
+    void **chunks[UMPI_HT_MAX_CHUNKS];
+    uint32_t limit;           /* indices below this have a chunk */
+    uint32_t first_dynamic;   /* indices below are reserved for builtin objects */
+    uint32_t next;            /* never-used index */
+    uint32_t *free_list;      /* freed indices, reused LIFO */
+    uint32_t nfree, free_cap;
+    pthread_mutex_t lock;
+};
+
+/* Stores obj and returns its index, or -1 when out of memory. */
+int umpi_ht_insert(struct umpi_handle_table *t, void *obj);
+/* Stores obj at a reserved builtin index. */
+void umpi_ht_set(struct umpi_handle_table *t, uint32_t idx, void *obj);
+void umpi_ht_remove(struct umpi_handle_table *t, uint32_t idx);
+
+static inline void *umpi_ht_get(const struct umpi_handle_table *t, uint32_t idx)
+{
+    if (umpi_unlikely(idx >= t->limit))
+        return NULL;
+    return t->chunks[idx >> UMPI_HT_CHUNK_BITS][idx & (UMPI_HT_CHUNK - 1)];
+}
+
+/* ---- error handlers -------------------------------------------------------------------------- */
+
+typedef enum {
+    UMPI_EH_FATAL,  /* MPI_ERRORS_ARE_FATAL */
+    UMPI_EH_ABORT,  /* MPI_ERRORS_ABORT: abort the processes of the communicator (we end the job) */
+    UMPI_EH_RETURN, /* MPI_ERRORS_RETURN */
+    UMPI_EH_USER,   /* MPI_Comm_create_errhandler */
+} umpi_eh_kind_t;
+
+typedef struct umpi_errhandler {
+    MPI_Errhandler handle;
+    umpi_eh_kind_t kind;
+    MPI_Comm_errhandler_function *comm_fn;
+    int refcount; /* objects using it + user references; builtin ones are never freed */
+} umpi_errhandler_t;
+
+extern struct umpi_handle_table umpi_errhandler_table;
+static inline umpi_errhandler_t *umpi_errhandler_get(MPI_Errhandler h)
+{
+    uint32_t k = UMPI_HANDLE_KIND(h);
+    if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_ERRHANDLER ||
+                      (k != UMPI_KIND_BUILTIN && k != UMPI_KIND_DIRECT)))
+        return NULL;
+    return (umpi_errhandler_t *) umpi_ht_get(&umpi_errhandler_table, UMPI_HANDLE_INDEX(h));
+}
+void umpi_errhandler_retain(umpi_errhandler_t *eh);
+void umpi_errhandler_release(umpi_errhandler_t *eh);
+
+/* ---- communicators --------------------------------------------------------------------------- */
+
+/*
+ * A communicator. Issue 2 has MPI_COMM_WORLD and MPI_COMM_SELF; issue 3 adds groups, dup/split,
+ * intercommunicators, attributes. Point-to-point needs only rank translation and the context id.
+ */
+typedef struct umpi_comm {
+    MPI_Comm handle;
+    int rank;                 /* my rank in the communicator */
+    int size;
+    uint32_t context_id;      /* point-to-point context; context_id + 1 is the collective context */
+    const int *world_rank;    /* comm rank -> MPI_COMM_WORLD rank; NULL means identity (world) */
+    MPI_Errhandler errhandler;
+    int refcount;
+    char name[MPI_MAX_OBJECT_NAME];
+} umpi_comm_t;
+
+extern struct umpi_handle_table umpi_comm_table;
+static inline umpi_comm_t *umpi_comm_get(MPI_Comm h)
+{
+    uint32_t k = UMPI_HANDLE_KIND(h);
+    if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_COMM ||
+                      (k != UMPI_KIND_BUILTIN && k != UMPI_KIND_DIRECT)))
+        return NULL;
+    return (umpi_comm_t *) umpi_ht_get(&umpi_comm_table, UMPI_HANDLE_INDEX(h));
+}
+extern umpi_comm_t umpi_comm_world, umpi_comm_self;
+
+static inline int umpi_comm_to_world(const umpi_comm_t *c, int rank)
+{
+    return c->world_rank ? c->world_rank[rank] : rank;
+}
+
+/* ---- datatypes ------------------------------------------------------------------------------- */
+
+/*
+ * What point-to-point needs to know of a datatype. Issue 2 has the predefined types (basic ones,
+ * contiguous; pair types such as MPI_DOUBLE_INT, which have holes); issue 3 adds derived types and
+ * the pack engine behind the same lookup.
+ */
+typedef struct umpi_dtype {
+    MPI_Datatype handle;
+    const char *name;
+    MPI_Count size;          /* bytes of data in one element */
+    MPI_Aint lb, extent;
+    MPI_Aint true_lb, true_extent;
+    int contig;              /* the data of count elements is count*size bytes from buf + true_lb */
+    int n_basic;             /* basic elements in one element (MPI_Get_elements) */
+    int nblocks;             /* for non-contiguous predefined (pair) types: the blocks of one element */
+    struct { MPI_Aint disp; MPI_Aint len; } blocks[2];
+    int builtin;
+    int committed;
+} umpi_dtype_t;
+
+/* NULL when h is not a valid datatype handle (MPI_DATATYPE_NULL included). */
+umpi_dtype_t *umpi_dtype_get(MPI_Datatype h);
+
+/* Size of one element, fast for builtin basic types (size encoded in the handle). */
+static inline MPI_Count umpi_dtype_size_fast(MPI_Datatype h, const umpi_dtype_t *dt)
+{
+    return dt->size;
+}
+
+/* Packs count elements of a non-contiguous type into dst (size*count bytes), and back. */
+void umpi_dtype_pack(const umpi_dtype_t *dt, const void *src, MPI_Count count, void *dst);
+void umpi_dtype_unpack(const umpi_dtype_t *dt, const void *src, MPI_Count bytes, void *dst);
+
+/* ---- ops (predefined only until the collectives issue) ---------------------------------------- */
+
+static inline int umpi_op_valid(MPI_Op op)
+{
+    return UMPI_HANDLE_OBJ(op) == UMPI_OBJ_OP && UMPI_HANDLE_KIND(op) == UMPI_KIND_BUILTIN &&
+           UMPI_HANDLE_INDEX(op) >= 1 && UMPI_HANDLE_INDEX(op) <= 0xe;
+}
+
+/* ---- life cycle ------------------------------------------------------------------------------ */
+
+int umpi_objects_init(void);      /* builtin comms, errhandlers, datatypes */
+void umpi_objects_finalize(void);
+
+#endif

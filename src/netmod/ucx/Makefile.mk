@@ -1,0 +1,1 @@
+# src/netmod/ucx: build fragment (included by the top Makefile.am)

@@ -1,0 +1,1 @@
+# src/pmi: build fragment (included by the top Makefile.am)

@@ -1,0 +1,44 @@
+/*
+ * Process-management interface: who am I, who else is in the job, and a key-value exchange.
+ * PMIx is the one interface (shared/DESIGN.md, "Launch"); without a PMIx server in the environment
+ * the process is a singleton (rank 0 of 1) and every call below still works locally.
+ */
+#ifndef UMPI_PMI_H
+#define UMPI_PMI_H
+
+#include "core/umpi.h"
+
+struct umpi_pmi_info {
+    int rank;           /* in the job (= MPI_COMM_WORLD) */
+    int size;
+    int appnum;         /* application number, 0 for a single-program job */
+    int universe_size;  /* slots available to the job, >= size */
+    int local_rank;     /* among the ranks on this node */
+    int local_size;
+    int node_id;        /* 0..nnodes-1 */
+    int singleton;      /* 1 when no process manager was found */
+};
+
+/* Connects to the process manager (or decides singleton). Fills info. */
+umpi_status_t umpi_pmi_init(struct umpi_pmi_info *info);
+
+/* Publishes a binary value under key for the other ranks; visible to them after umpi_pmi_fence(). */
+umpi_status_t umpi_pmi_put(const char *key, const void *value, size_t len);
+
+/* Commits the puts and waits until every rank of the job has reached the fence (collecting data). */
+umpi_status_t umpi_pmi_fence(void);
+
+/* Reads the value rank published under key. *value is malloc'ed; the caller frees it. */
+umpi_status_t umpi_pmi_get(int rank, const char *key, void **value, size_t *len);
+
+/* Node id of a rank (for MPI_COMM_TYPE_SHARED and intra-node paths); -1 if unknown. */
+int umpi_pmi_node_of(int rank);
+
+/* Asks the launcher to end the whole job with exit code `code`, printing msg. Does not return
+ * while a launcher exists; as a singleton it prints msg and calls _exit(code). */
+void umpi_pmi_abort(int code, const char *msg) __attribute__((noreturn));
+
+/* Tells the launcher this rank finalized cleanly; disconnects. */
+umpi_status_t umpi_pmi_finalize(void);
+
+#endif

@@ -1,0 +1,1 @@
+# src/pt2pt: build fragment (included by the top Makefile.am)

@@ -1,0 +1,1 @@
+# test: build fragment (included by the top Makefile.am)

@@ -1,0 +1,1 @@
+# tools: build fragment (included by the top Makefile.am)
