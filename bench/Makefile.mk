@@ -1,1 +1,16 @@
 # bench: build fragment (included by the top Makefile.am)
+#
+# The benchmarks are installed as sources, not built here: bench/compare builds them with each
+# MPI's own compiler wrapper (umpi's and every other MPI it finds), which one build tree cannot.
+benchdir = $(pkgdatadir)/bench
+dist_bench_DATA = bench/umpi_bench.h bench/osu_latency.c bench/osu_bw.c bench/osu_bibw.c \
+	bench/README.md
+dist_bench_SCRIPTS = bench/compare
+EXTRA_DIST += bench/NOTES.md
+
+# `make bench [BENCH_ARGS="-r 3 -s 8,64K,1M,4M --check"]`: compare the installed umpi with the
+# other MPIs found here; raw outputs go to bench/out in the build tree.
+BENCH_ARGS =
+.PHONY: bench
+bench:
+	$(PYTHON3) $(top_srcdir)/bench/compare --umpi $(prefix) --out $(abs_top_builddir)/bench/out $(BENCH_ARGS)

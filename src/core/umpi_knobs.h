@@ -29,7 +29,7 @@ struct umpi_knob_info {
 };
 
 /* Reads every UMPI_* variable into umpi_config; a malformed value is reported and the default kept. */
-void umpi_knobs_load(void);
+void umpi_knobs_load(void) __attribute__((visibility("default")));
 /* The table, `*count` rows. Exported (umpi_ prefix, default visibility) for umpi_info. */
 const struct umpi_knob_info *umpi_knobs_table(int *count) __attribute__((visibility("default")));
 /* Formats the current value of a knob into buf. */

@@ -1,1 +1,4 @@
-# src/netmod/ucx: build fragment (included by the top Makefile.am)
+# src/netmod/ucx: the UCX network module
+libmpi_la_SOURCES += \
+	src/netmod/ucx/umpi_ucx.h \
+	src/netmod/ucx/ucx.c

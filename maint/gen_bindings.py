@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""Generate umpi's MPI bindings from the MPI standard's API list and our directives.
+
+Inputs:  apis.json (every MPI 4.1 procedure with typed parameter kinds) and maint/bindings.def
+         (the functions we implement, with per-function directives; see its header).
+Outputs: include/mpi_proto.h      MPI_ and PMPI_ prototypes (plus _c large-count variants)
+         src/mpi/gen/bindings.c   the PMPI_ entry points (argument checks, handle decoding, error
+                                  dispatch) with MPI_ weak aliases
+         src/mpi/gen/umpi_impl.h  the umpi_impl_* functions the entry points call: the contract
+                                  with src/core and src/pt2pt
+         man/man3/MPI_X.3         a man page per function; maint/man/MPI_X.txt, when present,
+                                  supplies its summary (first line) and DESCRIPTION (the rest)
+
+Every C type comes from a parameter's kind through the tables below; a kind missing from them
+stops the generator, so a new function cannot get a guessed signature.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+# ---- kind -> C type --------------------------------------------------------------------------------
+
+# Kinds whose C declaration does not depend on direction: the type is already a pointer.
+OPAQUE_POINTER = {
+    'BUFFER': 'void *',          # const when the standard marks it constant
+    'C_BUFFER': 'void *',        # address of a pointer, typed void * (MPI_Alloc_mem baseptr)
+    'C_BUFFER2': 'void *',       # same (MPI_Buffer_detach buffer_addr)
+    'ATTRIBUTE_VAL': 'void *',   # address where the attribute pointer is stored
+    'EXTRA_STATE': 'void *',
+    'STRING': 'char *',
+    'ARGUMENT_LIST': 'char ***',
+}
+
+# Value kinds: (C type, C type in the large-count _c variant). Output and in-out parameters
+# become pointers, array parameters (length set) become arrays.
+VALUE = {
+    # large-count ("POLY") kinds: int in the classic binding
+    'POLYXFER_NUM_ELEM': ('int', 'MPI_Count'),
+    'POLYXFER_NUM_ELEM_NNI': ('int', 'MPI_Count'),
+    'POLYDTYPE_NUM_ELEM': ('int', 'MPI_Count'),
+    'POLYDTYPE_NUM_ELEM_NNI': ('int', 'MPI_Count'),
+    'POLYDTYPE_NUM_ELEM_PI': ('int', 'MPI_Count'),
+    'POLYNUM_BYTES': ('int', 'MPI_Count'),
+    'POLYNUM_BYTES_NNI': ('int', 'MPI_Count'),
+    'POLYDISPLACEMENT': ('int', 'MPI_Aint'),
+    # fixed-width counts and sizes
+    'XFER_NUM_ELEM': ('MPI_Count', None),
+    'XFER_NUM_ELEM_NNI': ('MPI_Count', None),
+    'XFER_NUM_ELEM_SMALL': ('int', None),
+    'NUM_BYTES': ('MPI_Count', None),
+    'NUM_BYTES_SMALL': ('int', None),
+    'ALLOC_MEM_NUM_BYTES': ('MPI_Aint', None),
+    'DISPLACEMENT': ('MPI_Aint', None),
+    # plain integers
+    'ARGUMENT_COUNT': ('int', None),
+    'ARRAY_LENGTH': ('int', None),
+    'ARRAY_LENGTH_NNI': ('int', None),
+    'ARRAY_LENGTH_PI': ('int', None),
+    'COMM_SIZE': ('int', None),
+    'ERROR_CLASS': ('int', None),
+    'ERROR_CODE': ('int', None),
+    'INDEX': ('int', None),
+    'KEYVAL': ('int', None),
+    'LOGICAL': ('int', None),
+    'RANK': ('int', None),
+    'RANK_NNI': ('int', None),
+    'STRING_LENGTH': ('int', None),
+    'TAG': ('int', None),
+    'THREAD_LEVEL': ('int', None),
+    'VERSION': ('int', None),
+    # handles and statuses
+    'COMMUNICATOR': ('MPI_Comm', None),
+    'DATATYPE': ('MPI_Datatype', None),
+    'ERRHANDLER': ('MPI_Errhandler', None),
+    'FILE': ('MPI_File', None),
+    'GROUP': ('MPI_Group', None),
+    'INFO': ('MPI_Info', None),
+    'MESSAGE': ('MPI_Message', None),
+    'OPERATION': ('MPI_Op', None),
+    'REQUEST': ('MPI_Request', None),
+    'SESSION': ('MPI_Session', None),
+    'STATUS': ('MPI_Status', None),
+    'WINDOW': ('MPI_Win', None),
+}
+
+RETURN = {'ERROR_CODE': 'int', 'WALL_TIME': 'double', 'TICK_RESOLUTION': 'double'}
+
+# Kinds checked as element counts / byte sizes (MPI_ERR_COUNT when negative).
+NNI_COUNT = {'POLYXFER_NUM_ELEM_NNI', 'POLYDTYPE_NUM_ELEM_NNI', 'POLYNUM_BYTES_NNI',
+             'XFER_NUM_ELEM_NNI'}
+# Kinds that give the length of another array parameter (MPI_ERR_ARG when negative).
+ARRAY_LENGTH = {'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI'}
+# Kinds that count the elements of a neighbouring BUFFER argument.
+ELEMENT_COUNT = {'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'POLYDTYPE_NUM_ELEM_NNI',
+                 'XFER_NUM_ELEM_NNI'}
+# Pointers never checked for NULL by kind: NULL is legal or means something (MPI_Init's argc and
+# argv, function pointers such as MPI_COMM_NULL_COPY_FN), or the check is by count (buffers).
+NO_NULL_CHECK = {'ARGUMENT_COUNT', 'ARGUMENT_LIST', 'BUFFER'}
+
+
+class GenError(Exception):
+    pass
+
+
+# ---- model -----------------------------------------------------------------------------------------
+
+class Param:
+    def __init__(self, j):
+        self.name = j['name']
+        self.kind = j['kind']
+        self.dir = j['param_direction']
+        self.pointer = j['pointer']
+        self.length = j['length']
+        self.const = j['constant']
+        self.large_only = j['large_only']
+        self.func_type = j['func_type']
+        self.desc = j['desc']
+
+    @property
+    def is_array(self):
+        return self.length not in (None, '') and self.kind not in OPAQUE_POINTER
+
+    def c_type(self, large):
+        """(type, suffix) of the C declaration: 'const int *', '' or 'MPI_Request ', '[]'."""
+        const = 'const ' if self.const else ''
+        if self.kind == 'FUNCTION':
+            if not self.func_type:
+                raise GenError('FUNCTION parameter %s has no func_type' % self.name)
+            return self.func_type + ' *', ''
+        if self.kind == 'ARGUMENT_LIST' and self.dir == 'in':
+            return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
+        if self.kind in OPAQUE_POINTER:
+            return const + OPAQUE_POINTER[self.kind], ''
+        if isinstance(self.length, list):
+            raise GenError('parameter %s is a %d-D array: teach maint/gen_bindings.py its C form'
+                           % (self.name, len(self.length)))
+        if self.kind not in VALUE:
+            raise GenError('no C type for parameter kind %s (parameter %s): add it to the tables of '
+                           'maint/gen_bindings.py' % (self.kind, self.name))
+        small, big = VALUE[self.kind]
+        base = big if (large and big) else small
+        if self.is_array:
+            return const + base + ' ', '[]'
+        # a status is always passed by address; other values by address when written to
+        if self.pointer or self.kind == 'STATUS' or (self.dir in ('out', 'inout')
+                                                      and self.pointer is not False):
+            return const + base + ' *', ''
+        return base + ' ', ''
+
+    def c_decl(self, large):
+        t, suffix = self.c_type(large)
+        return t + self.name + suffix
+
+    def is_poly(self):
+        return self.kind.startswith('POLY')
+
+    def is_ptr(self, large=False):
+        t, suffix = self.c_type(large)
+        return t.endswith('*') or suffix == '[]'
+
+
+class Func:
+    def __init__(self, j, directives):
+        self.name = j['name']                                  # MPI_Send
+        self.short = self.name[4:]                             # Send
+        self.ret = RETURN.get(j['return_kind'])
+        if self.ret is None:
+            raise GenError('%s: no C type for return kind %s' % (self.name, j['return_kind']))
+        self.all_params = [Param(p) for p in j['parameters'] if 'c_parameter' not in p['suppress']]
+        self.has_large = any(p.is_poly() for p in self.all_params)
+        self.anytime = 'anytime' in directives
+        self.any = set(directives.get('any', '').split(',')) - {''}
+        self.nullok = set(directives.get('nullok', '').split(',')) - {''}
+        self.impl = directives.get('impl', self.short.lower())
+        names = {p.name for p in self.all_params}
+        for p in self.any | self.nullok:
+            if p not in names:
+                raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
+
+    def params(self, large):
+        return [p for p in self.all_params if large or not p.large_only]
+
+    def variants(self):
+        """(C function name, large?) of each entry point."""
+        v = [(self.name, False)]
+        if self.has_large:
+            v.append((self.name + '_c', True))
+        return v
+
+
+def load_directives(path):
+    funcs = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split('#', 1)[0].split()
+            if not line:
+                continue
+            d = {}
+            for word in line[1:]:
+                k, _, v = word.partition('=')
+                if k not in ('anytime', 'any', 'impl', 'nullok') or (k == 'anytime') != (v == ''):
+                    raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
+                d[k] = v
+            funcs.append((line[0], d))
+    return funcs
+
+
+# ---- C text ----------------------------------------------------------------------------------------
+
+def signature(f, large, prefix):
+    params = f.params(large)
+    args = ', '.join(p.c_decl(large) for p in params)
+    fname = prefix + f.name[4:] + ('_c' if large else '')
+    return '%s %s(%s)' % (f.ret, fname, args or 'void')
+
+
+def impl_signature(f):
+    """Parameter declarations of the implementation: the _c signature when there is one, else the
+    classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi)."""
+    out = []
+    for p in f.params(f.has_large):
+        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array:
+            out.append('%s *%s_ptr' % ('umpi_comm_t' if p.kind == 'COMMUNICATOR'
+                                       else 'umpi_dtype_t', p.name))
+        else:
+            out.append(p.c_decl(f.has_large))
+    return out
+
+
+def merge_impl_signatures(name, sigs):
+    """Functions sharing one implementation: their signatures must agree, except that a scalar
+    int input may meet an MPI_Count input (MPI_Status_set_elements / _x): the impl takes the wider."""
+    base = list(sigs[0])
+    for s in sigs[1:]:
+        if len(s) != len(base):
+            raise GenError('functions sharing umpi_impl_%s have different parameter lists' % name)
+        for i, (a, b) in enumerate(zip(base, s)):
+            if a == b:
+                continue
+            ta, tb = a.rsplit(' ', 1), b.rsplit(' ', 1)
+            if ta[1] == tb[1] and {ta[0], tb[0]} == {'int', 'MPI_Count'}:
+                base[i] = 'MPI_Count ' + ta[1]
+            else:
+                raise GenError('functions sharing umpi_impl_%s disagree: %s vs %s' % (name, a, b))
+    return base
+
+
+def c_str(s):
+    return '"%s"' % s
+
+
+class Body:
+    """The statements of one entry point."""
+
+    def __init__(self):
+        self.decls = []
+        self.lines = []
+        self.after = []      # statements after a successful impl call (output conversions)
+
+    def check(self, call):
+        self.lines += ['    err = %s;' % call,
+                       '    if (umpi_unlikely(err != MPI_SUCCESS))',
+                       '        goto fail;']
+
+
+def entry_point(f, large, impl_sig):
+    """C text of PMPI_X(_c) and its MPI_ alias."""
+    cname = f.name + ('_c' if large else '')
+    pname = 'P' + cname
+    params = f.params(large)
+    byname = {p.name: p for p in params}
+    b = Body()
+    comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
+                 and not p.is_array), None)
+    first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
+
+    # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
+    buf_of_dtype, bytes_buf = {}, {}
+    for i, p in enumerate(params):
+        if p.kind != 'BUFFER':
+            continue
+        nxt = params[i + 1:i + 3]
+        if len(nxt) == 2 and nxt[0].kind in ELEMENT_COUNT and nxt[1].kind == 'DATATYPE':
+            buf_of_dtype[nxt[1].name] = (p, nxt[0])
+        elif len(nxt) >= 1 and nxt[0].kind == 'POLYNUM_BYTES_NNI':
+            bytes_buf[nxt[0].name] = p
+
+    if f.ret != 'int':
+        # MPI_Wtime, MPI_Wtick: nothing to check, no error to report
+        args = ', '.join(p.name for p in params)
+        return '%s\n{\n    return umpi_impl_%s(%s);\n}\n' % (
+            signature(f, large, 'PMPI_'), f.impl, args)
+
+    if comm:
+        b.decls.append('umpi_comm_t *%s_ptr;' % comm.name)
+        b.check('umpi_check_comm(%s, &%s_ptr, %s)' % (comm.name, comm.name, c_str(comm.name)))
+
+    for p in params:
+        n, k, d = p.name, p.kind, p.dir
+        arg = c_str(n)
+        if p is comm:
+            continue
+        if k == 'COMMUNICATOR':
+            raise GenError('%s: a second communicator parameter (%s) needs a rule' % (cname, n))
+        if d == 'in' and not p.is_array and not p.is_ptr(large):
+            if k == 'DATATYPE':
+                b.decls.append('umpi_dtype_t *%s_ptr;' % n)
+                b.check('umpi_check_dtype(%s, &%s_ptr, %s)' % (n, n, arg))
+                if n in buf_of_dtype:
+                    buf, cnt = buf_of_dtype[n]
+                    b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
+                                                                       c_str(buf.name)))
+            elif k in ('RANK', 'RANK_NNI'):
+                if comm is None:
+                    raise GenError('%s: rank %s without a communicator' % (cname, n))
+                if n == 'root':
+                    b.check('umpi_check_root(%s, %s_ptr, %s)' % (n, comm.name, arg))
+                else:
+                    b.check('umpi_check_rank(%s, %s_ptr, %d, %s)' % (n, comm.name, n in f.any, arg))
+            elif k == 'TAG':
+                b.check('umpi_check_tag(%s, %d, %s)' % (n, n in f.any, arg))
+            elif k in NNI_COUNT:
+                b.check('umpi_check_count(%s, %s)' % (n, arg))
+                if n in bytes_buf:
+                    buf = bytes_buf[n]
+                    b.check('umpi_check_bytes_buffer(%s, %s, %s)' % (buf.name, n, c_str(buf.name)))
+            elif k in ARRAY_LENGTH:
+                b.check('umpi_check_length(%s, %s)' % (n, arg))
+            elif k == 'ERRHANDLER':
+                b.check('umpi_check_errhandler(%s, %s)' % (n, arg))
+            elif k == 'OPERATION':
+                b.check('umpi_check_op(%s, %s)' % (n, arg))
+            elif k == 'THREAD_LEVEL':
+                b.check('umpi_check_thread_level(%s, %s)' % (n, arg))
+            # INFO, KEYVAL, ERROR_CODE, ERROR_CLASS, LOGICAL, FUNCTION, ...: the implementation
+            # validates them against its own tables.
+            continue
+        if p.is_array:
+            length = p.length if p.length != '*' else (first_length.name if first_length else None)
+            if length is None or length not in byname:
+                raise GenError('%s: array %s has no length parameter' % (cname, n))
+            if n not in f.nullok:
+                b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
+            continue
+        if k in NO_NULL_CHECK or k == 'FUNCTION' or n in f.nullok:
+            continue
+        if k == 'STATUS' and d == 'out':
+            b.check('umpi_check_ptr(%s, %s)' % (n, arg))     # MPI_STATUS_IGNORE is fine
+        elif k == 'STATUS':
+            b.check('umpi_check_status(%s, %s)' % (n, arg))  # read: must be a real status
+        elif p.is_ptr(large):
+            b.check('umpi_check_ptr(%s, %s)' % (n, arg))
+
+    # Arguments of the implementation: decoded handles, widened counts, temporaries for outputs.
+    args = []
+    for p, idecl in zip(params, impl_sig):
+        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array:
+            args.append('%s_ptr' % p.name)
+            continue
+        if p.c_decl(large) == idecl:
+            args.append(p.name)
+        elif p.is_array:
+            raise GenError('%s: array %s differs from the implementation (%s): give the classic '
+                           'binding its own impl= function' % (cname, p.name, idecl))
+        elif p.is_ptr(large):
+            # an int output of the classic binding, MPI_Count/MPI_Aint in the implementation
+            tmp = '%s_l' % p.name
+            b.decls.append('%s%s;' % (idecl.rsplit(' ', 1)[0].rstrip('*').rstrip() + ' ', tmp))
+            args.append('&' + tmp)
+            b.after.append('    *%s = umpi_count_to_int(%s);' % (p.name, tmp))
+        else:
+            args.append('(%s) %s' % (idecl.rsplit(' ', 1)[0], p.name))  # widen an input count
+
+    out = [signature(f, large, 'PMPI_'), '{', '    int err;']
+    out += ['    ' + x for x in b.decls]
+    out.append('')
+    if not f.anytime:
+        out += ['    if (umpi_unlikely(!umpi_is_initialized()))',
+                '        umpi_err_uninitialized(%s);' % c_str(cname)]
+    out += b.lines
+    out += ['    err = umpi_impl_%s(%s);' % (f.impl, ', '.join(args)),
+            '    if (umpi_unlikely(err != MPI_SUCCESS))',
+            '        goto fail;']
+    out += b.after
+    out += ['    return MPI_SUCCESS;',
+            'fail:',
+            '    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
+                                                         comm.name if comm else 'MPI_COMM_NULL'),
+            '}']
+    return '\n'.join(out) + '\n'
+
+
+# ---- outputs ---------------------------------------------------------------------------------------
+
+GENERATED = 'Generated by maint/gen_bindings.py from apis.json and maint/bindings.def: do not edit.'
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def gen_proto(funcs):
+    out = ['/* MPI and PMPI prototypes of the functions umpi implements. %s */' % GENERATED,
+           '#ifndef MPI_PROTO_H', '#define MPI_PROTO_H', '']
+    for prefix in ('MPI_', 'PMPI_'):
+        for f in funcs:
+            for _, large in f.variants():
+                out.append(signature(f, large, prefix) + ' UMPI_API;')
+        out.append('')
+    out.append('#endif')
+    return '\n'.join(out) + '\n'
+
+
+def gen_impl_header(impls):
+    out = ['/*',
+           ' * The implementation functions behind the MPI entry points.',
+           ' * %s' % GENERATED,
+           ' *',
+           ' * One function per MPI function (functions with a large-count variant: the _c signature;',
+           ' * MPI_X and MPI_X_c both call it). Communicator and datatype arguments arrive decoded and',
+           ' * validated as umpi_comm_t * / umpi_dtype_t *; every other argument as the user gave it.',
+           ' * Each returns MPI_SUCCESS or a code from umpi_err_create*().',
+           ' */',
+           '#ifndef UMPI_IMPL_H', '#define UMPI_IMPL_H', '',
+           '#include "core/umpi.h"', '#include "core/umpi_obj.h"', '']
+    for name, (ret, sig, users) in impls.items():
+        out.append('/* %s */' % ', '.join(users))
+        out.append('%s umpi_impl_%s(%s);' % (ret, name, ', '.join(sig) or 'void'))
+    out += ['', '#endif']
+    return '\n'.join(out) + '\n'
+
+
+def gen_bindings(funcs, impls):
+    out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
+           '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
+           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '']
+    for f in funcs:
+        sig = impls[f.impl][1]
+        for cname, large in f.variants():
+            out.append('#pragma weak %s = P%s' % (cname, cname))
+            out.append('UMPI_EXPORT ' + entry_point(f, large, sig))
+    return '\n'.join(out)
+
+
+def man_escape(s):
+    s = re.sub(r'\\\w+\{([^{}]*)\}', r'\1', s)   # the standard's LaTeX: \const{MPI_ANY_TAG}
+    s = s.replace('\\', '\\\\').replace('-', '\\-').replace("'", "\\(aq")
+    return '\\&' + s if s.startswith('.') else s   # a leading dot would be a roff request
+
+
+def gen_man(f, text_dir, version):
+    summary, description = 'MPI 4.1 procedure', None
+    if text_dir:
+        path = os.path.join(text_dir, f.name + '.txt')
+        if os.path.exists(path):
+            with open(path) as t:
+                content = t.read().strip('\n')
+            first, _, rest = content.partition('\n')
+            summary, description = first.strip(), rest.strip('\n') or None
+    out = ['.\\" %s' % GENERATED,
+           '.TH %s 3 "" "umpi %s" "MPI"' % (f.name, version),
+           '.SH NAME', '%s \\- %s' % (f.name, man_escape(summary)),
+           '.SH SYNOPSIS', '.nf', '.B #include <mpi.h>', '']
+    for _, large in f.variants():
+        out.append(man_escape(signature(f, large, 'MPI_')) + ';')
+    out.append('.fi')
+    groups = [('INPUT PARAMETERS', 'in'), ('INPUT/OUTPUT PARAMETERS', 'inout'),
+              ('OUTPUT PARAMETERS', 'out')]
+    for title, d in groups:
+        ps = [p for p in f.all_params if p.dir == d]
+        if not ps:
+            continue
+        out.append('.SH %s' % title)
+        for p in ps:
+            out += ['.TP', '.I %s' % p.name,
+                    man_escape(p.desc or p.kind.lower().replace('_', ' ')) +
+                    (' (large-count variant only)' if p.large_only else '')]
+    if description:
+        out += ['.SH DESCRIPTION'] + [man_escape(line) if line.strip() else '.PP'
+                                      for line in description.split('\n')]
+    if f.ret == 'int':
+        out += ['.SH ERRORS',
+                'Returns MPI_SUCCESS, or an error code whose class is one of the following and',
+                'whose MPI_Error_string names the argument and its value. The error handler of the',
+                'communicator (MPI_COMM_SELF when the call has none) is called first.']
+        for cls, why in error_classes(f):
+            out += ['.TP', '.B %s' % cls, man_escape(why)]
+    else:
+        out += ['.SH RETURN VALUE', 'The value asked for; this function cannot fail.']
+    out += ['.SH SEE ALSO', 'The MPI 4.1 standard.']
+    return '\n'.join(out) + '\n'
+
+
+def error_classes(f):
+    """The classes the generated checks can raise, for the ERRORS section."""
+    seen = []
+
+    def add(cls, why):
+        if cls not in [c for c, _ in seen]:
+            seen.append((cls, why))
+    for p in f.all_params:
+        k, d = p.kind, p.dir
+        if k == 'COMMUNICATOR' and d == 'in':
+            add('MPI_ERR_COMM', 'Invalid communicator, or MPI_COMM_NULL.')
+        elif k == 'DATATYPE' and d == 'in':
+            add('MPI_ERR_TYPE', 'Invalid datatype, MPI_DATATYPE_NULL, or a datatype not committed.')
+        elif k in ('RANK', 'RANK_NNI') and d == 'in':
+            if p.name == 'root':
+                add('MPI_ERR_ROOT', 'Root not a rank of the communicator.')
+            else:
+                add('MPI_ERR_RANK', 'Rank not in the communicator, nor MPI_PROC_NULL' +
+                    (' nor MPI_ANY_SOURCE.' if p.name in f.any else '.'))
+        elif k == 'TAG' and d == 'in':
+            add('MPI_ERR_TAG', 'Tag negative or above MPI_TAG_UB' +
+                (', and not MPI_ANY_TAG.' if p.name in f.any else '.'))
+        elif k in NNI_COUNT and d == 'in':
+            add('MPI_ERR_COUNT', 'Negative count or size.')
+        elif k == 'BUFFER' and any(q.kind in ELEMENT_COUNT | {'POLYNUM_BYTES_NNI'}
+                                   for q in f.all_params):
+            add('MPI_ERR_BUFFER', 'NULL buffer with a nonzero amount of data.')
+        elif k == 'OPERATION' and d == 'in':
+            add('MPI_ERR_OP', 'Invalid operation.')
+    why = []
+    for p in f.all_params:
+        if p.kind in ARRAY_LENGTH and p.dir == 'in':
+            why.append('negative %s' % p.name)
+        elif p.kind in ('ERRHANDLER', 'THREAD_LEVEL') and p.dir == 'in':
+            why.append('invalid %s' % p.name)
+        elif p.kind == 'STATUS' and p.dir != 'out':
+            why.append('%s NULL or MPI_STATUS_IGNORE' % p.name)
+        elif p.is_array and p.kind != 'BUFFER':
+            why.append('%s NULL while not empty' % p.name)
+        elif (p.dir != 'in' or p.kind == 'STRING' or p.pointer) and \
+                p.kind not in NO_NULL_CHECK | {'FUNCTION'} and p.name not in f.nullok:
+            why.append('%s NULL' % p.name)
+    if why:
+        add('MPI_ERR_ARG', 'Invalid argument: %s.' % ', '.join(why))
+    add('MPI_ERR_OTHER', 'Or any class the operation itself reports (see MPI_Error_string).')
+    return seen
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--apis', required=True, help='apis.json of the MPI standard')
+    ap.add_argument('--def', dest='defs', required=True, help='maint/bindings.def')
+    ap.add_argument('--proto', help='output: mpi_proto.h')
+    ap.add_argument('--bindings', help='output: bindings.c')
+    ap.add_argument('--impl', help='output: umpi_impl.h')
+    ap.add_argument('--man', help='output directory of the man3 pages')
+    ap.add_argument('--man-text', help='directory of our texts MPI_X.txt merged into the pages')
+    ap.add_argument('--version', default='0.1.0')
+    a = ap.parse_args()
+
+    with open(a.apis) as f:
+        apis = json.load(f)
+    funcs = []
+    for short, directives in load_directives(a.defs):
+        key = 'mpi_' + short.lower()
+        if key not in apis:
+            raise GenError('%s: MPI_%s is not in %s' % (a.defs, short, a.apis))
+        funcs.append(Func(apis[key], directives))
+    if len({f.name for f in funcs}) != len(funcs):
+        raise GenError('%s lists a function twice' % a.defs)
+
+    # implementation prototypes; functions sharing one must agree
+    impls = {}
+    for f in funcs:
+        sig = impl_signature(f)
+        if f.impl in impls:
+            ret, other, users = impls[f.impl]
+            if ret != f.ret:
+                raise GenError('functions sharing umpi_impl_%s return different types' % f.impl)
+            impls[f.impl] = (ret, merge_impl_signatures(f.impl, [other, sig]), users + [f.name])
+        else:
+            impls[f.impl] = (f.ret, sig, [f.name])
+
+    if a.proto:
+        write(a.proto, gen_proto(funcs))
+    if a.impl:
+        write(a.impl, gen_impl_header(impls))
+    if a.bindings:
+        write(a.bindings, gen_bindings(funcs, impls))
+    if a.man:
+        for f in funcs:
+            write(os.path.join(a.man, f.name + '.3'), gen_man(f, a.man_text, a.version))
+    return 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except GenError as e:
+        sys.stderr.write('gen_bindings.py: error: %s\n' % e)
+        sys.exit(1)

@@ -1,0 +1,61 @@
+/*
+ * MPI_Comm_get_attr for the predefined attributes. User keyvals and caching come with issue 3.
+ *
+ * In C the attribute value is returned by reference: attribute_val is really a `void **` that
+ * receives a pointer to an int holding the value (MPI 4.1, 7.7.2).
+ */
+#include "core/umpi_err.h"
+#include "core/umpi_obj.h"
+
+#if __has_include("mpi/gen/umpi_impl.h")
+#include "mpi/gen/umpi_impl.h"
+#endif
+
+/* err.c: the largest error class or code in use (MPI_LASTUSEDCODE). To move into umpi_err.h. */
+int umpi_err_last_used_code(void);
+
+/* Tag values the user may send: 0..umpi_tag_ub. The netmod's tag layout has a 24-bit tag field
+ * whose top bit marks internal traffic, leaving 23 bits. */
+const int umpi_tag_ub = (1 << 23) - 1;
+
+/* Returned by pointer, so they must outlive the call; each is written only with the same
+ * process-wide value, so concurrent callers race benignly. */
+static int umpi__attr_tag_ub, umpi__attr_host, umpi__attr_io, umpi__attr_wtime_is_global;
+static int umpi__attr_universe_size, umpi__attr_appnum, umpi__attr_lastusedcode;
+
+int umpi_impl_comm_get_attr(umpi_comm_t *comm_ptr, int comm_keyval, void *attribute_val, int *flag)
+{
+    int *slot;
+    int value;
+
+    /* Served on every communicator, not only MPI_COMM_WORLD: the values are process-wide and
+     * programs commonly ask a duplicate of MPI_COMM_WORLD for MPI_TAG_UB. */
+    switch (comm_keyval) {
+    case MPI_TAG_UB: slot = &umpi__attr_tag_ub; value = umpi_tag_ub; break;
+    case MPI_HOST: slot = &umpi__attr_host; value = MPI_PROC_NULL; break;
+    case MPI_IO: slot = &umpi__attr_io; value = MPI_ANY_SOURCE; break; /* every rank can do I/O */
+    case MPI_WTIME_IS_GLOBAL: slot = &umpi__attr_wtime_is_global; value = 0; break;
+    case MPI_UNIVERSE_SIZE:
+        slot = &umpi__attr_universe_size;
+        value = umpi_global.universe_size;
+        break;
+    case MPI_APPNUM: slot = &umpi__attr_appnum; value = umpi_global.appnum; break;
+    case MPI_LASTUSEDCODE:
+        slot = &umpi__attr_lastusedcode;
+        value = umpi_err_last_used_code();
+        break;
+    default:
+        *flag = 0;
+        return umpi_err_create(MPI_ERR_KEYVAL, "invalid keyval 0x%x in argument 'comm_keyval'",
+                               (unsigned) comm_keyval);
+    }
+    /* Unknown to the process manager: the attribute is absent rather than made up. */
+    if ((comm_keyval == MPI_UNIVERSE_SIZE || comm_keyval == MPI_APPNUM) && value < 0) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    *slot = value;
+    *(int **) attribute_val = slot;
+    *flag = 1;
+    return MPI_SUCCESS;
+}

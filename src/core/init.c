@@ -1,0 +1,106 @@
+/*
+ * MPI_Init / MPI_Init_thread / MPI_Finalize: the order in which the layers come up and go down.
+ *
+ *   init:     knobs -> objects -> PMI (who am I) -> UCX (publish address) -> fence -> ready
+ *   finalize: pending buffered sends -> UCX flush -> fence -> endpoints, worker -> PMI -> objects
+ *
+ * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
+ */
+#include "core/umpi_err.h"
+#include "core/umpi_progress.h"
+#include "core/umpi_request.h"
+#include "pmi/umpi_pmi.h"
+#include "pt2pt/umpi_p2p.h"
+
+#include <string.h>
+#include <unistd.h>
+
+struct umpi_global umpi_global = {.appnum = -1, .universe_size = -1};
+pthread_mutex_t umpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void umpi_comm_builtin_setup(int rank, int size);
+void umpi_ucx_flush(void);
+
+static int umpi__init(int required, int *provided)
+{
+    struct umpi_pmi_info pmi;
+    umpi_status_t st;
+
+    if (umpi_global.state != UMPI_STATE_PRE_INIT)
+        return umpi_err_create(MPI_ERR_OTHER, umpi_global.state == UMPI_STATE_INITIALIZED
+                                                  ? "MPI is already initialized"
+                                                  : "MPI cannot be initialized again after MPI_Finalize");
+    umpi_knobs_load();
+    /* Every level is provided as asked; MPI_THREAD_MULTIPLE takes the big lock around the engine. */
+    if (required < MPI_THREAD_SINGLE)
+        required = MPI_THREAD_SINGLE;
+    if (required > MPI_THREAD_MULTIPLE)
+        required = MPI_THREAD_MULTIPLE;
+    umpi_global.thread_level = required;
+    umpi_global.main_thread = pthread_self();
+    if (gethostname(umpi_global.hostname, sizeof(umpi_global.hostname)) != 0)
+        umpi_strlcpy(umpi_global.hostname, "localhost", sizeof(umpi_global.hostname));
+    umpi_global.hostname[sizeof(umpi_global.hostname) - 1] = '\0';
+
+    if (umpi_objects_init() != 0)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory creating the predefined objects");
+
+    st = umpi_pmi_init(&pmi);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "connecting to the process manager failed");
+    umpi_global.rank = pmi.rank;
+    umpi_global.size = pmi.size;
+    umpi_global.appnum = pmi.appnum;
+    umpi_global.universe_size = pmi.universe_size;
+    umpi_global.singleton = pmi.singleton;
+    umpi_comm_builtin_setup(pmi.rank, pmi.size);
+    if (pmi.size > UMPI_UCX_MAX_RANKS)
+        return umpi_err_create(MPI_ERR_OTHER, "%d ranks exceed the %d that the tag layout can address", pmi.size,
+                               UMPI_UCX_MAX_RANKS);
+
+    st = umpi_ucx_init(required, pmi.size);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "starting UCX failed");
+    st = umpi_pmi_fence();
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "exchanging UCX addresses failed");
+
+    umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
+    umpi_global.state = UMPI_STATE_INITIALIZED;
+    umpi_debug(1, "initialized: rank %d of %d%s, thread level %d", pmi.rank, pmi.size,
+               pmi.singleton ? " (singleton)" : "", required);
+    if (provided != NULL)
+        *provided = required;
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_init(int *argc, char ***argv)
+{
+    return umpi__init(MPI_THREAD_SINGLE, NULL);
+}
+
+int umpi_impl_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    return umpi__init(required, provided);
+}
+
+int umpi_impl_finalize(void)
+{
+    umpi_lock();
+    umpi_p2p_bsend_finalize();
+    umpi_ucx_flush();
+    umpi_unlock();
+    /* Nobody tears down endpoints that a peer may still be sending over. */
+    umpi_status_t st = umpi_pmi_fence();
+    umpi_global.is_multi = 0;
+    umpi_global.state = UMPI_STATE_FINALIZED;
+    umpi_ucx_finalize();
+    umpi_request_pool_finalize();
+    umpi_status_t st2 = umpi_pmi_finalize();
+    umpi_objects_finalize();
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "the final fence with the other ranks failed");
+    if (st2 != UMPI_OK)
+        return umpi_err_from_status(st2, "disconnecting from the process manager failed");
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,65 @@
+/*
+ * The one progress engine (shared/DESIGN.md, "Progress and threads").
+ *
+ * A pass polls, in order: the UCX worker (completes requests through their callbacks), then the
+ * registered hooks (collective schedules, GPU pipelines: later issues). Every blocking call waits
+ * here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has made
+ * no progress for umpi_config.spin_count polls yields its CPU on every further empty poll, so the
+ * rank it waits for can run.
+ *
+ * Thread contract: called with the big lock held (umpi_lock); umpi_progress_wait releases it
+ * between polls under MPI_THREAD_MULTIPLE so that other threads can post and complete operations.
+ */
+#ifndef UMPI_PROGRESS_H
+#define UMPI_PROGRESS_H
+
+#include "core/umpi.h"
+#include "netmod/ucx/umpi_ucx.h"
+
+#include <sched.h>
+
+typedef unsigned (*umpi_progress_hook_t)(void);
+extern int umpi_progress_nhooks;
+unsigned umpi_progress_hooks(void);
+int umpi_progress_register(umpi_progress_hook_t hook);
+
+/* One pass; returns the number of events processed. */
+static inline unsigned umpi_progress(void)
+{
+    unsigned n = umpi_ucx_progress();
+    if (umpi_unlikely(umpi_progress_nhooks != 0))
+        n += umpi_progress_hooks();
+    return n;
+}
+
+/* State of one blocking wait: how many empty polls so far. */
+typedef struct {
+    int idle;
+} umpi_waiter_t;
+
+/* One step of a blocking wait: poll, and when idle for long enough let other processes and threads run. */
+static inline void umpi_progress_step(umpi_waiter_t *w)
+{
+    if (umpi_progress() != 0) {
+        w->idle = 0;
+    } else if (++w->idle >= umpi_config.spin_count) {
+        umpi_unlock();
+        sched_yield();
+        umpi_lock();
+        return;
+    }
+    if (umpi_unlikely(umpi_global.is_multi)) {
+        umpi_unlock();
+        umpi_lock();
+    }
+}
+
+/* Blocks until *flag is nonzero. */
+static inline void umpi_progress_wait(volatile int *flag)
+{
+    umpi_waiter_t w = {0};
+    while (!*flag)
+        umpi_progress_step(&w);
+}
+
+#endif

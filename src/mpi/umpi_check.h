@@ -1,0 +1,170 @@
+/*
+ * Argument checks of the generated MPI entry points (src/mpi/gen/bindings.c).
+ *
+ * maint/gen_bindings.py picks one check per parameter from its kind in the MPI standard's API list
+ * (COMMUNICATOR, RANK, TAG, counts, ...), so every function reports a bad argument the same way.
+ * Each check returns MPI_SUCCESS or a new error code whose message names the argument and its value;
+ * the entry point then jumps to its one error exit. The fast path is one or two compares; the
+ * message is built out of line by umpi_err_create().
+ */
+#ifndef UMPI_CHECK_H
+#define UMPI_CHECK_H
+
+#include <limits.h>
+#include "core/umpi.h"
+#include "core/umpi_err.h"
+#include "core/umpi_obj.h"
+
+/* Largest tag a user may send: the tag field of the UCX tag layout decides it (defined in core). */
+extern const int umpi_tag_ub;
+#define UMPI_TAG_UB umpi_tag_ub
+
+static inline int umpi_check_comm(MPI_Comm comm, umpi_comm_t **comm_ptr, const char *arg)
+{
+    *comm_ptr = umpi_comm_get(comm);
+    if (umpi_likely(*comm_ptr != NULL))
+        return MPI_SUCCESS;
+    if (comm == MPI_COMM_NULL)
+        return umpi_err_create(MPI_ERR_COMM, "MPI_COMM_NULL in argument '%s'", arg);
+    return umpi_err_create(MPI_ERR_COMM, "invalid communicator 0x%x in argument '%s'",
+                           (unsigned) comm, arg);
+}
+
+static inline int umpi_check_dtype(MPI_Datatype dtype, umpi_dtype_t **dtype_ptr, const char *arg)
+{
+    *dtype_ptr = umpi_dtype_get(dtype);
+    if (umpi_likely(*dtype_ptr != NULL && (*dtype_ptr)->committed))
+        return MPI_SUCCESS;
+    if (dtype == MPI_DATATYPE_NULL)
+        return umpi_err_create(MPI_ERR_TYPE, "MPI_DATATYPE_NULL in argument '%s'", arg);
+    if (*dtype_ptr == NULL)
+        return umpi_err_create(MPI_ERR_TYPE, "invalid datatype 0x%x in argument '%s'",
+                               (unsigned) dtype, arg);
+    return umpi_err_create(MPI_ERR_TYPE, "datatype 0x%x in argument '%s' is not committed",
+                           (unsigned) dtype, arg);
+}
+
+/* A peer rank: valid in comm, MPI_PROC_NULL, or MPI_ANY_SOURCE where the call accepts it. */
+static inline int umpi_check_rank(int rank, const umpi_comm_t *comm, int allow_any, const char *arg)
+{
+    if (umpi_likely((unsigned) rank < (unsigned) comm->size) || rank == MPI_PROC_NULL ||
+        (allow_any && rank == MPI_ANY_SOURCE))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_RANK, "invalid rank %d in argument '%s' (communicator size %d)",
+                           rank, arg, comm->size);
+}
+
+/* The root of a collective (intercommunicator roots MPI_ROOT/MPI_PROC_NULL come with them). */
+static inline int umpi_check_root(int root, const umpi_comm_t *comm, const char *arg)
+{
+    if (umpi_likely((unsigned) root < (unsigned) comm->size))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ROOT, "invalid root %d in argument '%s' (communicator size %d)",
+                           root, arg, comm->size);
+}
+
+static inline int umpi_check_tag(int tag, int allow_any, const char *arg)
+{
+    if (umpi_likely(tag >= 0 && tag <= UMPI_TAG_UB) || (allow_any && tag == MPI_ANY_TAG))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_TAG, "invalid tag %d in argument '%s' (valid tags: 0..%d%s)",
+                           tag, arg, UMPI_TAG_UB, allow_any ? " and MPI_ANY_TAG" : "");
+}
+
+/* Element counts and byte sizes that must not be negative. */
+static inline int umpi_check_count(MPI_Count count, const char *arg)
+{
+    if (umpi_likely(count >= 0))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_COUNT, "negative count %ld in argument '%s'", (long) count, arg);
+}
+
+/* The length of an array argument (requests of MPI_Waitall...): a bad one is MPI_ERR_ARG. */
+static inline int umpi_check_length(MPI_Count n, const char *arg)
+{
+    if (umpi_likely(n >= 0))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ARG, "negative array length %ld in argument '%s'", (long) n, arg);
+}
+
+/*
+ * A data buffer of count elements of dtype. NULL is MPI_BOTTOM, which only derived datatypes with
+ * absolute addresses may use: hence the test of dtype->builtin, the hook for those types.
+ */
+static inline int umpi_check_buffer(const void *buf, MPI_Count count, const umpi_dtype_t *dtype,
+                                    const char *arg)
+{
+    if (umpi_likely(buf != NULL) || count == 0 || dtype->size == 0 || !dtype->builtin)
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_BUFFER, "NULL buffer in argument '%s' with count %ld of %s",
+                           arg, (long) count, dtype->name ? dtype->name : "a predefined datatype");
+}
+
+/* A buffer given by its size in bytes (MPI_Buffer_attach). */
+static inline int umpi_check_bytes_buffer(const void *buf, MPI_Count size, const char *arg)
+{
+    if (umpi_likely(buf != NULL) || size == 0)
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_BUFFER, "NULL buffer in argument '%s' of %ld bytes", arg,
+                           (long) size);
+}
+
+/* Where the call stores a result (flag, count, request, ...). */
+static inline int umpi_check_ptr(const void *p, const char *arg)
+{
+    if (umpi_likely(p != NULL))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ARG, "argument '%s' is NULL", arg);
+}
+
+/* An array of n entries (requests, indices, statuses): NULL only when it is empty. */
+static inline int umpi_check_array(const void *p, MPI_Count n, const char *arg)
+{
+    if (umpi_likely(p != NULL) || n == 0)
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ARG, "argument '%s' is NULL with %ld entries", arg, (long) n);
+}
+
+/* A status the call reads or updates: MPI_STATUS_IGNORE holds nothing to read. */
+static inline int umpi_check_status(const MPI_Status *s, const char *arg)
+{
+    if (umpi_likely(s != NULL && s != MPI_STATUS_IGNORE))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ARG, "argument '%s' is %s", arg,
+                           s == NULL ? "NULL" : "MPI_STATUS_IGNORE");
+}
+
+/* MPICH reports bad error handlers as MPI_ERR_ARG; we keep its classes. */
+static inline int umpi_check_errhandler(MPI_Errhandler eh, const char *arg)
+{
+    if (umpi_likely(umpi_errhandler_get(eh) != NULL))
+        return MPI_SUCCESS;
+    if (eh == MPI_ERRHANDLER_NULL)
+        return umpi_err_create(MPI_ERR_ARG, "MPI_ERRHANDLER_NULL in argument '%s'", arg);
+    return umpi_err_create(MPI_ERR_ARG, "invalid error handler 0x%x in argument '%s'",
+                           (unsigned) eh, arg);
+}
+
+static inline int umpi_check_op(MPI_Op op, const char *arg)
+{
+    if (umpi_likely(umpi_op_valid(op)))
+        return MPI_SUCCESS;
+    if (op == MPI_OP_NULL)
+        return umpi_err_create(MPI_ERR_OP, "MPI_OP_NULL in argument '%s'", arg);
+    return umpi_err_create(MPI_ERR_OP, "invalid operation 0x%x in argument '%s'", (unsigned) op, arg);
+}
+
+static inline int umpi_check_thread_level(int level, const char *arg)
+{
+    if (umpi_likely(level >= MPI_THREAD_SINGLE && level <= MPI_THREAD_MULTIPLE))
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_ARG, "invalid thread level %d in argument '%s'", level, arg);
+}
+
+/* An output count of the int binding: values beyond int become MPI_UNDEFINED (MPI-4.0 sec. 3.2.5). */
+static inline int umpi_count_to_int(MPI_Count c)
+{
+    return (c >= INT_MIN && c <= INT_MAX) ? (int) c : MPI_UNDEFINED;
+}
+
+#endif /* UMPI_CHECK_H */

@@ -1,0 +1,277 @@
+/* UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). */
+#include "netmod/ucx/umpi_ucx.h"
+#include "pt2pt/umpi_p2p.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define UMPI_UCX_ADDR_KEY "umpi.ucx.addr"
+
+struct umpi_ucx umpi_ucx;
+
+umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what)
+{
+    if (st == UCS_OK)
+        return UMPI_OK;
+    umpi_status_msg("%s: %s", what, ucs_status_string(st));
+    switch (st) {
+    case UCS_ERR_NO_MEMORY:
+        return UMPI_ERR_NOMEM;
+    case UCS_ERR_MESSAGE_TRUNCATED:
+        return UMPI_ERR_TRUNCATE;
+    case UCS_ERR_CANCELED:
+        return UMPI_ERR_CANCELED;
+    default:
+        return UMPI_ERR_TRANSPORT;
+    }
+}
+
+umpi_status_t umpi_ucx_init(int thread_level, int world_size)
+{
+    ucp_config_t *config = NULL;
+    ucp_worker_attr_t wattr = {.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS};
+    umpi_status_t rc;
+    ucs_status_t st;
+
+    umpi_ucx.nranks = world_size;
+    umpi_ucx.eps = calloc((size_t) world_size, sizeof(ucp_ep_h));
+    if (umpi_ucx.eps == NULL)
+        return UMPI_ERR_NOMEM;
+
+    st = ucp_config_read("UMPI", NULL, &config);
+    if (st != UCS_OK) {
+        rc = umpi_ucx_status(st, "ucp_config_read");
+        goto fail;
+    }
+    /* Eager up to our threshold unless the user tuned UCX directly (UCX's own variable wins). */
+    if (getenv("UCX_RNDV_THRESH") == NULL) {
+        char thresh[32];
+        snprintf(thresh, sizeof(thresh), "%zu", umpi_config.rndv_thresh);
+        ucp_config_modify(config, "RNDV_THRESH", thresh);
+    }
+
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
+        .features = UCP_FEATURE_TAG,
+        .mt_workers_shared = 0,
+        .estimated_num_eps = (size_t) world_size,
+    };
+    st = ucp_init(&params, config, &umpi_ucx.context);
+    ucp_config_release(config);
+    if (st != UCS_OK) {
+        rc = umpi_ucx_status(st, "ucp_init");
+        goto fail;
+    }
+
+    /* Our big lock serialises every UCX call under THREAD_MULTIPLE, so UCX needs no lock of its own;
+     * SERIALIZED only tells it that calls may come from different threads. */
+    ucp_worker_params_t wparams = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = thread_level >= MPI_THREAD_SERIALIZED ? UCS_THREAD_MODE_SERIALIZED
+                                                             : UCS_THREAD_MODE_SINGLE,
+    };
+    st = ucp_worker_create(umpi_ucx.context, &wparams, &umpi_ucx.worker);
+    if (st != UCS_OK) {
+        rc = umpi_ucx_status(st, "ucp_worker_create");
+        goto fail;
+    }
+    st = ucp_worker_query(umpi_ucx.worker, &wattr);
+    if (st != UCS_OK) {
+        rc = umpi_ucx_status(st, "ucp_worker_query");
+        goto fail;
+    }
+    rc = umpi_pmi_put(UMPI_UCX_ADDR_KEY, wattr.address, wattr.address_length);
+    ucp_worker_release_address(umpi_ucx.worker, wattr.address);
+    if (rc != UMPI_OK)
+        goto fail;
+    return UMPI_OK;
+
+fail:
+    umpi_ucx_finalize();
+    return rc;
+}
+
+umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep)
+{
+    void *addr = NULL;
+    size_t len = 0;
+    umpi_status_t rc = umpi_pmi_get(world_rank, UMPI_UCX_ADDR_KEY, &addr, &len);
+    if (rc != UMPI_OK)
+        return rc;
+    ucp_ep_params_t params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+        .address = addr,
+    };
+    ucs_status_t st = ucp_ep_create(umpi_ucx.worker, &params, &umpi_ucx.eps[world_rank]);
+    free(addr);
+    if (st != UCS_OK)
+        return umpi_ucx_status(st, "ucp_ep_create");
+    umpi_debug(2, "connected to rank %d", world_rank);
+    *ep = umpi_ucx.eps[world_rank];
+    return UMPI_OK;
+}
+
+static void umpi__wait_ucx(void *req)
+{
+    if (req == NULL || UCS_PTR_IS_ERR(req))
+        return;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS)
+        ucp_worker_progress(umpi_ucx.worker);
+    ucp_request_free(req);
+}
+
+void umpi_ucx_finalize(void)
+{
+    if (umpi_ucx.worker != NULL) {
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        for (int i = 0; i < umpi_ucx.nranks; i++)
+            if (umpi_ucx.eps[i] != NULL)
+                umpi__wait_ucx(ucp_ep_close_nbx(umpi_ucx.eps[i], &p));
+        ucp_worker_destroy(umpi_ucx.worker);
+        umpi_ucx.worker = NULL;
+    }
+    if (umpi_ucx.context != NULL) {
+        ucp_cleanup(umpi_ucx.context);
+        umpi_ucx.context = NULL;
+    }
+    free(umpi_ucx.eps);
+    umpi_ucx.eps = NULL;
+}
+
+/* Makes sure everything this process sent has reached its destination (before MPI_Finalize's fence). */
+void umpi_ucx_flush(void)
+{
+    ucp_request_param_t p = {.op_attr_mask = 0};
+    umpi__wait_ucx(ucp_worker_flush_nbx(umpi_ucx.worker, &p));
+}
+
+/* ---- completion callbacks: run inside ucp_worker_progress, i.e. under the big lock --------------- */
+
+static void umpi__send_cb(void *ucx_req, ucs_status_t st, void *user_data)
+{
+    umpi_request_t *r = user_data;
+    r->net_status = st;
+    r->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    r->done = 1;
+    if (umpi_unlikely(r->slow_done))
+        umpi_p2p_complete_slow(r);
+}
+
+static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
+{
+    r->net_status = st;
+    if (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED) {
+        r->status.MPI_SOURCE = umpi_ucx_tag_source(info->sender_tag);
+        r->status.MPI_TAG = umpi_ucx_tag_tag(info->sender_tag);
+        umpi_status_set_bytes(&r->status, (MPI_Count) info->length);
+    } else if (st == UCS_ERR_CANCELED) {
+        umpi_status_set_cancelled(&r->status, 1);
+    }
+}
+
+static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    umpi_request_t *r = user_data;
+    umpi__recv_fill(r, st, info);
+    r->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    r->done = 1;
+    if (umpi_unlikely(r->slow_done))
+        umpi_p2p_complete_slow(r);
+}
+
+/* ---- operations ---------------------------------------------------------------------------------- */
+
+umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
+                            umpi_request_t *req, void **ucx_req)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(1)};
+    if (req != NULL) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.send = umpi__send_cb;
+        p.user_data = req;
+    }
+    ucs_status_ptr_t sp = sync ? ucp_tag_send_sync_nbx(ep, buf, len, tag, &p)
+                               : ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    if (umpi_likely(sp == NULL)) {
+        if (req != NULL)
+            req->done = 1;
+        *ucx_req = NULL;
+        return UMPI_OK;
+    }
+    if (umpi_unlikely(UCS_PTR_IS_ERR(sp)))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx");
+    *ucx_req = sp;
+    if (req != NULL)
+        req->ucx_req = sp;
+    return UMPI_OK;
+}
+
+static umpi_status_t umpi__recv_result(ucs_status_ptr_t sp, umpi_request_t *req, void **ucx_req,
+                                       ucp_tag_recv_info_t *info, const char *what)
+{
+    if (umpi_unlikely(UCS_PTR_IS_ERR(sp))) {
+        /* A waiting message longer than the buffer fails at once: report it as the completion. */
+        if (UCS_PTR_STATUS(sp) == UCS_ERR_MESSAGE_TRUNCATED && req != NULL) {
+            *ucx_req = NULL;
+            req->net_status = UCS_ERR_MESSAGE_TRUNCATED;
+            req->done = 1;
+            return UMPI_OK;
+        }
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
+    }
+    if (sp == NULL) {
+        /* Completed at once (an unexpected eager message was waiting): info holds the result. */
+        *ucx_req = NULL;
+        if (req != NULL) {
+            umpi__recv_fill(req, UCS_OK, info);
+            req->done = 1;
+        }
+        return UMPI_OK;
+    }
+    *ucx_req = sp;
+    if (req != NULL)
+        req->ucx_req = sp;
+    return UMPI_OK;
+}
+
+umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_request_t *req,
+                            void **ucx_req, ucp_tag_recv_info_t *info)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .datatype = ucp_dt_make_contig(1),
+        .recv_info.tag_info = info,
+    };
+    if (req != NULL) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.recv = umpi__recv_cb;
+        p.user_data = req;
+    }
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
+    return umpi__recv_result(sp, req, ucx_req, info, "ucp_tag_recv_nbx");
+}
+
+umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
+                                void **ucx_req, ucp_tag_recv_info_t *info)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .datatype = ucp_dt_make_contig(1),
+        .recv_info.tag_info = info,
+    };
+    if (req != NULL) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.recv = umpi__recv_cb;
+        p.user_data = req;
+    }
+    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
+    return umpi__recv_result(sp, req, ucx_req, info, "ucp_tag_msg_recv_nbx");
+}
+
+void umpi_ucx_cancel(void *ucx_req)
+{
+    ucp_request_cancel(umpi_ucx.worker, ucx_req);
+}

@@ -1,0 +1,139 @@
+/*
+ * The UCX network module: one UCP context and worker per process, endpoints created lazily on
+ * first use from the worker addresses every rank published through PMI.
+ *
+ * UCX does the tag matching; MPI matching semantics come from the tag layout below. Receives
+ * with MPI_ANY_SOURCE / MPI_ANY_TAG clear the source / tag bits of the mask; the context id
+ * separates communicators (and point-to-point from collective traffic on one communicator).
+ * UCX matches in posting order per (tag, mask) and delivers from one sender in order, which gives
+ * MPI's non-overtaking rule.
+ *
+ *    63                  44 43                  24  23  22                             0
+ *   +----------------------+----------------------+----+--------------------------------+
+ *   |   context id (20)    |   source rank (20)   | I  |           MPI tag (23)         |
+ *   +----------------------+----------------------+----+--------------------------------+
+ *   I: internal bit, set only by umpi's own protocols; never matched by MPI_ANY_TAG receives.
+ *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
+ */
+#ifndef UMPI_UCX_H
+#define UMPI_UCX_H
+
+#include "core/umpi.h"
+#include "core/umpi_request.h"
+#include "pmi/umpi_pmi.h"
+
+#include <ucp/api/ucp.h>
+
+#define UMPI_UCX_CONTEXT_BITS 20
+#define UMPI_UCX_SOURCE_BITS  20
+#define UMPI_UCX_TAG_BITS     23
+#define UMPI_UCX_SOURCE_SHIFT (UMPI_UCX_TAG_BITS + 1)
+#define UMPI_UCX_CONTEXT_SHIFT (UMPI_UCX_SOURCE_SHIFT + UMPI_UCX_SOURCE_BITS)
+#define UMPI_UCX_INTERNAL_BIT ((ucp_tag_t) 1 << UMPI_UCX_TAG_BITS)
+#define UMPI_UCX_TAG_MASK     (((ucp_tag_t) 1 << UMPI_UCX_TAG_BITS) - 1)
+#define UMPI_UCX_SOURCE_MASK  ((((ucp_tag_t) 1 << UMPI_UCX_SOURCE_BITS) - 1) << UMPI_UCX_SOURCE_SHIFT)
+#define UMPI_UCX_MAX_RANKS    (1 << UMPI_UCX_SOURCE_BITS)
+
+_Static_assert(UMPI_UCX_CONTEXT_SHIFT + UMPI_UCX_CONTEXT_BITS == 64, "tag layout must fill 64 bits");
+_Static_assert(UMPI_UCX_TAG_BITS <= 31, "MPI tags are C ints");
+
+struct umpi_ucx {
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_ep_h *eps;            /* by world rank; NULL until first used */
+    int nranks;
+    size_t request_size;      /* UCX's request size (for the leak check) */
+};
+extern struct umpi_ucx umpi_ucx;
+
+/* Creates the context and worker and publishes the worker address under the PMI key; the caller
+ * fences before the first endpoint is needed. */
+umpi_status_t umpi_ucx_init(int thread_level, int world_size);
+/* Flushes and closes every endpoint, then destroys worker and context. */
+void umpi_ucx_finalize(void);
+
+/* Translates a UCX status into ours, recording "<what>: <UCX's text>" as the cause. */
+umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what);
+
+umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep);
+
+/* The endpoint to a world rank, created on first use. */
+static inline umpi_status_t umpi_ucx_ep(int world_rank, ucp_ep_h *ep)
+{
+    ucp_ep_h e = umpi_ucx.eps[world_rank];
+    if (umpi_likely(e != NULL)) {
+        *ep = e;
+        return UMPI_OK;
+    }
+    return umpi_ucx_ep_create(world_rank, ep);
+}
+
+static inline ucp_tag_t umpi_ucx_send_tag(uint32_t context_id, int source, int tag)
+{
+    return ((ucp_tag_t) context_id << UMPI_UCX_CONTEXT_SHIFT) |
+           ((ucp_tag_t) (uint32_t) source << UMPI_UCX_SOURCE_SHIFT) | (ucp_tag_t) (uint32_t) tag;
+}
+
+static inline void umpi_ucx_recv_tag(uint32_t context_id, int source, int tag, ucp_tag_t *ucp_tag,
+                                     ucp_tag_t *mask)
+{
+    ucp_tag_t t = (ucp_tag_t) context_id << UMPI_UCX_CONTEXT_SHIFT;
+    ucp_tag_t m = ~(ucp_tag_t) 0;
+    if (source == MPI_ANY_SOURCE)
+        m &= ~UMPI_UCX_SOURCE_MASK;
+    else
+        t |= (ucp_tag_t) (uint32_t) source << UMPI_UCX_SOURCE_SHIFT;
+    if (tag == MPI_ANY_TAG)
+        m &= ~UMPI_UCX_TAG_MASK;
+    else
+        t |= (ucp_tag_t) (uint32_t) tag;
+    *ucp_tag = t;
+    *mask = m;
+}
+
+static inline int umpi_ucx_tag_source(ucp_tag_t t)
+{
+    return (int) ((t & UMPI_UCX_SOURCE_MASK) >> UMPI_UCX_SOURCE_SHIFT);
+}
+static inline int umpi_ucx_tag_tag(ucp_tag_t t)
+{
+    return (int) (t & UMPI_UCX_TAG_MASK);
+}
+
+static inline unsigned umpi_ucx_progress(void)
+{
+    return ucp_worker_progress(umpi_ucx.worker);
+}
+
+/*
+ * Operations. Each either completes at once (returns UMPI_OK with *done = 1, status filled for
+ * receives) or leaves a UCX request in flight that completes into req (req->done = 1,
+ * req->status, req->error) from inside umpi_progress(). req may be NULL for blocking calls: then
+ * the UCX request is returned in *ucx_req and the caller waits on it with umpi_ucx_wait_*.
+ */
+umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
+                            umpi_request_t *req, void **ucx_req);
+umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                            umpi_request_t *req, void **ucx_req, ucp_tag_recv_info_t *info);
+umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
+                                void **ucx_req, ucp_tag_recv_info_t *info);
+
+/* Completion test of a request returned to a blocking caller; frees it when complete. */
+static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
+{
+    ucs_status_t st = ucp_request_check_status(ucx_req);
+    if (st != UCS_INPROGRESS)
+        ucp_request_free(ucx_req);
+    return st;
+}
+static inline ucs_status_t umpi_ucx_test_recv(void *ucx_req, ucp_tag_recv_info_t *info)
+{
+    ucs_status_t st = ucp_tag_recv_request_test(ucx_req, info);
+    if (st != UCS_INPROGRESS)
+        ucp_request_free(ucx_req);
+    return st;
+}
+
+void umpi_ucx_cancel(void *ucx_req);
+
+#endif

@@ -1,0 +1,368 @@
+/* Receives, probes and matched messages: MPI_Recv, Irecv, Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv. */
+#include "pt2pt/umpi_p2p.h"
+
+#include <stdlib.h>
+
+static void umpi__status_proc_null(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_PROC_NULL;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->count_lo = 0;
+    status->count_hi_and_cancelled = 0;
+}
+
+static void umpi__status_from_info(MPI_Status *status, const ucp_tag_recv_info_t *info)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = umpi_ucx_tag_source(info->sender_tag);
+    status->MPI_TAG = umpi_ucx_tag_tag(info->sender_tag);
+    status->count_hi_and_cancelled = 0;
+    umpi_status_set_bytes(status, (MPI_Count) info->length);
+}
+
+/* Stages a receive of a non-contiguous type: UCX fills req->tmp, the completion unpacks it. */
+static int umpi__recv_buffer(umpi_request_t *r, size_t bytes, void **data)
+{
+    if (umpi_likely(r->dt->contig)) {
+        *data = (char *) r->buf + r->dt->true_lb;
+        return MPI_SUCCESS;
+    }
+    free(r->tmp);
+    r->tmp = malloc(bytes ? bytes : 1);
+    if (r->tmp == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory staging a receive of %zu bytes", bytes);
+    r->tmp_len = bytes;
+    r->slow_done = 1;
+    *data = r->tmp;
+    return MPI_SUCCESS;
+}
+
+static int umpi__recv_error(umpi_status_t st, int source)
+{
+    char what[80];
+    snprintf(what, sizeof(what), "receive from rank %d failed", source);
+    return umpi_err_from_status(st, what);
+}
+
+int umpi_p2p_irecv_start(umpi_request_t *r)
+{
+    size_t bytes;
+    void *data, *ucx_req;
+    ucp_tag_t tag, mask;
+    ucp_tag_recv_info_t info;
+
+    int err = umpi_p2p_bytes(r->count, r->dt, &bytes);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
+    if (umpi_unlikely(r->peer == MPI_PROC_NULL)) {
+        umpi__status_proc_null(&r->status);
+        r->done = 1;
+        return MPI_SUCCESS;
+    }
+    err = umpi__recv_buffer(r, bytes, &data);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
+    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
+    umpi_status_t st = umpi_ucx_recv(data, bytes, tag, mask, r, &ucx_req, &info);
+    if (umpi_unlikely(st != UMPI_OK))
+        return umpi__recv_error(st, r->peer);
+    if (r->done && r->slow_done)
+        umpi_p2p_complete_slow(r);
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_irecv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
+                    umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    int err;
+    umpi_lock();
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm_ptr);
+    if (umpi_unlikely(r == NULL)) {
+        err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+        goto out;
+    }
+    r->buf = buf;
+    r->count = count;
+    r->dt = datatype_ptr;
+    r->peer = source;
+    r->tag = tag;
+    err = umpi_p2p_irecv_start(r);
+    if (umpi_unlikely(err != MPI_SUCCESS)) {
+        umpi_request_release(r);
+        goto out;
+    }
+    *request = r->handle;
+out:
+    umpi_unlock();
+    return err;
+}
+
+/* Blocking receive of a request-backed operation (non-contiguous types). */
+static int umpi__recv_with_request(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag,
+                                   umpi_comm_t *comm, MPI_Status *status)
+{
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm);
+    if (r == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    r->peer = source;
+    r->tag = tag;
+    int err = umpi_p2p_irecv_start(r);
+    if (err != MPI_SUCCESS) {
+        umpi_request_release(r);
+        return err;
+    }
+    umpi_progress_wait(&r->done);
+    MPI_Request h = r->handle;
+    return umpi_p2p_request_complete(r, &h, status);
+}
+
+int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
+                   umpi_comm_t *comm_ptr, MPI_Status *status)
+{
+    size_t bytes;
+    void *ucx_req;
+    ucp_tag_t utag, mask;
+    ucp_tag_recv_info_t info;
+    int err;
+
+    if (umpi_unlikely(source == MPI_PROC_NULL)) {
+        umpi__status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    if (umpi_unlikely(!datatype_ptr->contig)) {
+        err = umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status);
+        goto out;
+    }
+    err = umpi_p2p_bytes(count, datatype_ptr, &bytes);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        goto out;
+
+    /* Contiguous: no MPI request, wait on UCX's directly. */
+    umpi_ucx_recv_tag(comm_ptr->context_id, source, tag, &utag, &mask);
+    umpi_status_t st = umpi_ucx_recv((char *) buf + datatype_ptr->true_lb, bytes, utag, mask, NULL, &ucx_req,
+                                     &info);
+    ucs_status_t s = UCS_OK;
+    if (umpi_unlikely(st != UMPI_OK)) {
+        if (st != UMPI_ERR_TRUNCATE) {
+            err = umpi__recv_error(st, source);
+            goto out;
+        }
+        s = UCS_ERR_MESSAGE_TRUNCATED;
+        info.sender_tag = utag;
+        info.length = bytes;
+    } else if (ucx_req != NULL) {
+        umpi_waiter_t w = {0};
+        while ((s = umpi_ucx_test_recv(ucx_req, &info)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+    }
+    if (umpi_likely(s == UCS_OK)) {
+        umpi__status_from_info(status, &info);
+    } else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
+        umpi__status_from_info(status, &info);
+        err = umpi_err_create_comm(comm_ptr->handle, MPI_ERR_TRUNCATE,
+                                   "message truncated: the message from rank %d with tag %d is longer than "
+                                   "the receive buffer (%lld x %s = %zu bytes)",
+                                   umpi_ucx_tag_source(info.sender_tag), umpi_ucx_tag_tag(info.sender_tag),
+                                   (long long) count, datatype_ptr->name, bytes);
+    } else {
+        err = umpi__recv_error(umpi_ucx_status(s, "receive completion"), source);
+    }
+out:
+    umpi_unlock();
+    return err;
+}
+
+/* ---- probes ---------------------------------------------------------------------------------------- */
+
+static ucp_tag_message_h umpi__probe(int source, int tag, umpi_comm_t *comm, int remove, ucp_tag_recv_info_t *info)
+{
+    ucp_tag_t utag, mask;
+    umpi_ucx_recv_tag(comm->context_id, source, tag, &utag, &mask);
+    return ucp_tag_probe_nb(umpi_ucx.worker, utag, mask, remove, info);
+}
+
+int umpi_impl_iprobe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI_Status *status)
+{
+    ucp_tag_recv_info_t info;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        umpi__status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    ucp_tag_message_h msg = umpi__probe(source, tag, comm_ptr, 0, &info);
+    if (msg == NULL) {
+        umpi_progress();
+        msg = umpi__probe(source, tag, comm_ptr, 0, &info);
+    }
+    *flag = msg != NULL;
+    if (msg != NULL)
+        umpi__status_from_info(status, &info);
+    umpi_unlock();
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_probe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Status *status)
+{
+    ucp_tag_recv_info_t info;
+    umpi_waiter_t w = {0};
+    if (source == MPI_PROC_NULL) {
+        umpi__status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    while (umpi__probe(source, tag, comm_ptr, 0, &info) == NULL)
+        umpi_progress_step(&w);
+    umpi__status_from_info(status, &info);
+    umpi_unlock();
+    return MPI_SUCCESS;
+}
+
+/* A matched message becomes a request of kind MESSAGE that MPI_Mrecv turns into a receive. */
+static int umpi__message_new(ucp_tag_message_h msg, const ucp_tag_recv_info_t *info, umpi_comm_t *comm,
+                             MPI_Message *message, MPI_Status *status)
+{
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_MESSAGE, comm);
+    if (r == NULL) {
+        /* The message is already removed from UCX's queue: losing it would break the program. */
+        umpi_die(1, "out of memory allocating a message handle in MPI_Mprobe");
+    }
+    r->ucx_msg = msg;
+    umpi__status_from_info(&r->status, info);
+    umpi__status_from_info(status, info);
+    *message = r->handle;
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_improbe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI_Message *message,
+                      MPI_Status *status)
+{
+    ucp_tag_recv_info_t info;
+    int err = MPI_SUCCESS;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        umpi__status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    ucp_tag_message_h msg = umpi__probe(source, tag, comm_ptr, 1, &info);
+    if (msg == NULL) {
+        umpi_progress();
+        msg = umpi__probe(source, tag, comm_ptr, 1, &info);
+    }
+    *flag = msg != NULL;
+    if (msg != NULL)
+        err = umpi__message_new(msg, &info, comm_ptr, message, status);
+    umpi_unlock();
+    return err;
+}
+
+int umpi_impl_mprobe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Message *message, MPI_Status *status)
+{
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h msg;
+    umpi_waiter_t w = {0};
+    if (source == MPI_PROC_NULL) {
+        *message = MPI_MESSAGE_NO_PROC;
+        umpi__status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    while ((msg = umpi__probe(source, tag, comm_ptr, 1, &info)) == NULL)
+        umpi_progress_step(&w);
+    int err = umpi__message_new(msg, &info, comm_ptr, message, status);
+    umpi_unlock();
+    return err;
+}
+
+/* Turns the message request into a receive request and starts it. */
+static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_Message message, umpi_request_t **out)
+{
+    size_t bytes;
+    void *data, *ucx_req;
+    ucp_tag_recv_info_t info;
+    umpi_request_t *r = umpi_request_get(message);
+    if (r == NULL || r->kind != UMPI_REQ_MESSAGE)
+        return umpi_err_create(MPI_ERR_REQUEST, "invalid message handle 0x%x in argument 'message'",
+                               (unsigned) message);
+    int err = umpi_p2p_bytes(count, dt, &bytes);
+    if (err != MPI_SUCCESS)
+        return err;
+    r->kind = UMPI_REQ_RECV;
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    r->peer = r->status.MPI_SOURCE;
+    r->tag = r->status.MPI_TAG;
+    err = umpi__recv_buffer(r, bytes, &data);
+    if (err != MPI_SUCCESS)
+        return err;
+    /* The probe's info stands for an immediate completion, for which UCX reports nothing. */
+    info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG);
+    info.length = (size_t) umpi_status_get_bytes(&r->status);
+    umpi_status_t st = umpi_ucx_msg_recv(data, bytes, (ucp_tag_message_h) r->ucx_msg, r, &ucx_req, &info);
+    if (st != UMPI_OK)
+        return umpi__recv_error(st, r->peer);
+    if (r->done && info.length > bytes)
+        r->net_status = UCS_ERR_MESSAGE_TRUNCATED;
+    if (r->done && r->slow_done)
+        umpi_p2p_complete_slow(r);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_mrecv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Message *message,
+                    MPI_Status *status)
+{
+    umpi_request_t *r;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        umpi__status_proc_null(status);
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    umpi_lock();
+    int err = umpi__mrecv_start(buf, count, datatype_ptr, *message, &r);
+    if (err == MPI_SUCCESS) {
+        *message = MPI_MESSAGE_NULL;
+        umpi_progress_wait(&r->done);
+        MPI_Request h = r->handle;
+        err = umpi_p2p_request_complete(r, &h, status);
+    }
+    umpi_unlock();
+    return err;
+}
+
+int umpi_impl_imrecv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Message *message,
+                     MPI_Request *request)
+{
+    umpi_request_t *r;
+    int err = MPI_SUCCESS;
+    umpi_lock();
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        /* A receive from MPI_PROC_NULL: complete at once with the PROC_NULL status. */
+        r = umpi_request_alloc(UMPI_REQ_DONE, &umpi_comm_self);
+        if (r == NULL) {
+            err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+            goto out;
+        }
+        umpi__status_proc_null(&r->status);
+        r->done = 1;
+    } else {
+        err = umpi__mrecv_start(buf, count, datatype_ptr, *message, &r);
+        if (err != MPI_SUCCESS)
+            goto out;
+    }
+    *message = MPI_MESSAGE_NULL;
+    *request = r->handle;
+out:
+    umpi_unlock();
+    return err;
+}

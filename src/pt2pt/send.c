@@ -1,0 +1,157 @@
+/* Sends of every mode: MPI_Send, Ssend, Rsend, Bsend and their nonblocking versions. */
+#include "pt2pt/umpi_p2p.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int umpi__send_error(umpi_status_t st, int dest, int world)
+{
+    char what[96];
+    snprintf(what, sizeof(what), "send to rank %d (world rank %d) failed", dest, world);
+    return umpi_err_from_status(st, what);
+}
+
+int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm,
+                  umpi_send_mode_t mode, umpi_request_t *req)
+{
+    size_t bytes;
+    int err = umpi_p2p_bytes(count, dt, &bytes);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
+    if (umpi_unlikely(dest == MPI_PROC_NULL)) {
+        if (req != NULL)
+            req->done = 1;
+        return MPI_SUCCESS;
+    }
+
+    const void *data = (const char *) buf + dt->true_lb;
+    void *tmp = NULL;
+    if (umpi_unlikely(!dt->contig)) {
+        tmp = malloc(bytes ? bytes : 1);
+        if (tmp == NULL)
+            return umpi_err_create(MPI_ERR_OTHER, "out of memory packing %zu bytes of %s", bytes, dt->name);
+        umpi_dtype_pack(dt, buf, count, tmp);
+        data = tmp;
+        if (req != NULL) {
+            free(req->tmp); /* a persistent request's staging buffer from its previous start */
+            req->tmp = tmp;
+        }
+    }
+
+    ucp_ep_h ep;
+    void *ucx_req;
+    int world = umpi_comm_to_world(comm, dest);
+    umpi_status_t st = umpi_ucx_ep(world, &ep);
+    if (umpi_likely(st == UMPI_OK))
+        st = umpi_ucx_send(ep, data, bytes, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
+                           mode == UMPI_SEND_SYNC, req, &ucx_req);
+    if (umpi_unlikely(st != UMPI_OK)) {
+        if (req != NULL && req->tmp == tmp)
+            req->tmp = NULL;
+        free(tmp);
+        return umpi__send_error(st, dest, world);
+    }
+    umpi_debug(3, "send %zu bytes to rank %d tag %d (context %u, %s)", bytes, dest, tag, comm->context_id,
+               ucx_req ? "in flight" : "done");
+
+    if (req == NULL && ucx_req != NULL) {
+        /* Blocking send: wait for UCX's request here, no MPI request needed. */
+        umpi_waiter_t w = {0};
+        ucs_status_t s;
+        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+        if (s != UCS_OK)
+            err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
+    }
+    if (req == NULL)
+        free(tmp);
+    return err;
+}
+
+static int umpi__send_blocking(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag,
+                               umpi_comm_t *comm, umpi_send_mode_t mode)
+{
+    umpi_lock();
+    int err = mode == UMPI_SEND_BUFFERED ? umpi_p2p_bsend(buf, count, dt, dest, tag, comm)
+                                         : umpi_p2p_send(buf, count, dt, dest, tag, comm, mode, NULL);
+    umpi_unlock();
+    return err;
+}
+
+static int umpi__send_nonblocking(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag,
+                                  umpi_comm_t *comm, umpi_send_mode_t mode, MPI_Request *request)
+{
+    int err;
+    umpi_lock();
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_SEND, comm);
+    if (umpi_unlikely(r == NULL)) {
+        err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+        goto out;
+    }
+    r->mode = (uint8_t) mode;
+    if (mode == UMPI_SEND_BUFFERED) {
+        /* The data is in the attached buffer when MPI_Ibsend returns: the request is complete. */
+        err = umpi_p2p_bsend(buf, count, dt, dest, tag, comm);
+        r->kind = UMPI_REQ_DONE;
+        r->done = 1;
+    } else {
+        err = umpi_p2p_send(buf, count, dt, dest, tag, comm, mode, r);
+    }
+    if (umpi_unlikely(err != MPI_SUCCESS)) {
+        umpi_request_release(r);
+        goto out;
+    }
+    *request = r->handle;
+out:
+    umpi_unlock();
+    return err;
+}
+
+int umpi_impl_send(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                   umpi_comm_t *comm_ptr)
+{
+    return umpi__send_blocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_STANDARD);
+}
+
+int umpi_impl_ssend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                    umpi_comm_t *comm_ptr)
+{
+    return umpi__send_blocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_SYNC);
+}
+
+/* Ready mode is the user's promise that the receive is posted; a standard send honours it. */
+int umpi_impl_rsend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                    umpi_comm_t *comm_ptr)
+{
+    return umpi__send_blocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_READY);
+}
+
+int umpi_impl_bsend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                    umpi_comm_t *comm_ptr)
+{
+    return umpi__send_blocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_BUFFERED);
+}
+
+int umpi_impl_isend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                    umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__send_nonblocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_STANDARD, request);
+}
+
+int umpi_impl_issend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                     umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__send_nonblocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_SYNC, request);
+}
+
+int umpi_impl_irsend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                     umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__send_nonblocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_READY, request);
+}
+
+int umpi_impl_ibsend(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
+                     umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__send_nonblocking(buf, count, datatype_ptr, dest, tag, comm_ptr, UMPI_SEND_BUFFERED, request);
+}

@@ -1,0 +1,61 @@
+/*
+ * Point-to-point: MPI send/receive semantics on top of the UCX netmod.
+ *
+ * Protocols: UCX chooses eager or rendezvous by size (UMPI_RNDV_THRESH); synchronous sends use
+ * UCX's synchronous tagged send (completion after the receiver matched). Contiguous buffers go to
+ * UCX as they are; non-contiguous predefined types (the pair types) are packed into a staging
+ * buffer. Buffered sends copy into the attached buffer and send from there (bsend.c).
+ */
+#ifndef UMPI_P2P_H
+#define UMPI_P2P_H
+
+#include "core/umpi_err.h"
+#include "core/umpi_progress.h"
+#include "core/umpi_request.h"
+
+/* Starts a send of any mode into req (req may be NULL for a blocking send, which then completes
+ * before returning). Returns an MPI error code. */
+int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm,
+                  umpi_send_mode_t mode, umpi_request_t *req);
+
+/* Posts a receive into req (req->buf/count/dt/peer/tag/comm already set). */
+int umpi_p2p_irecv_start(umpi_request_t *req);
+
+/* Called from the netmod's completion callback when req->slow_done is set: unpacks staged data,
+ * returns bsend segments and requests freed by the user. */
+void umpi_p2p_complete_slow(umpi_request_t *req);
+
+/*
+ * Completes a done request for Wait/Test: copies its status out (unless MPI_STATUS_IGNORE),
+ * turns its netmod status into an MPI error code, and releases it (or makes a persistent one
+ * inactive) and sets *handle to MPI_REQUEST_NULL where the standard says so. Returns the error.
+ */
+int umpi_p2p_request_complete(umpi_request_t *req, MPI_Request *handle, MPI_Status *status);
+
+/* Empty-status rule: a request that is MPI_REQUEST_NULL or an inactive persistent request. */
+static inline int umpi_p2p_request_inactive(umpi_request_t *req)
+{
+    return req == NULL || (req->persistent && !req->active);
+}
+
+/* Decodes a request handle for the wait/test functions: *req NULL for MPI_REQUEST_NULL;
+ * MPI_ERR_REQUEST for anything that is not a request of ours. */
+int umpi_p2p_request_lookup(MPI_Request h, const char *argname, int index, umpi_request_t **req);
+
+/* Buffered sends (bsend.c). */
+int umpi_p2p_bsend(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm);
+void umpi_p2p_bsend_segment_done(void *seg);
+void umpi_p2p_bsend_finalize(void);
+
+/* The byte length of count elements, or an error code when it overflows. */
+static inline int umpi_p2p_bytes(MPI_Count count, const umpi_dtype_t *dt, size_t *bytes)
+{
+    *bytes = 0;
+    if (umpi_unlikely(dt->size != 0 && count > (MPI_Count) (SIZE_MAX / 2) / dt->size))
+        return umpi_err_create(MPI_ERR_COUNT, "count %lld of %s is too large (overflows the byte count)",
+                               (long long) count, dt->name ? dt->name : "datatype");
+    *bytes = (size_t) (count * dt->size);
+    return MPI_SUCCESS;
+}
+
+#endif

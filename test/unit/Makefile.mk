@@ -1,0 +1,36 @@
+# test/unit: C unit tests of src/core internals, built by `make check` and run by test/runtests
+# from test/unit/testlist. Each test links the core sources it exercises directly (not libmpi),
+# plus stubs.c for what lives in other layers, so it needs no UCX, PMIx, launcher or MPI_Init.
+
+UMPI_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit
+UMPI_UNIT_LDADD = -lpthread
+# Every test needs these: handles, logging (umpi_die), knobs (umpi_config), the stubs.
+UMPI_UNIT_BASE = src/core/handle.c src/core/log.c src/core/knobs.c test/unit/stubs.c test/unit/unit.h
+UMPI_UNIT_ERR = src/core/err.c src/core/errhandler.c
+
+check_PROGRAMS += test/unit/test_handle test/unit/test_err test/unit/test_knobs \
+	test/unit/test_datatype test/unit/test_env
+
+test_unit_test_handle_SOURCES = test/unit/test_handle.c $(UMPI_UNIT_BASE)
+test_unit_test_handle_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_handle_LDADD = $(UMPI_UNIT_LDADD)
+
+test_unit_test_err_SOURCES = test/unit/test_err.c src/core/attr.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_err_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_err_LDADD = $(UMPI_UNIT_LDADD)
+
+# test_knobs.c #includes knobs.c to reach its parsers, so knobs.c is not listed again.
+test_unit_test_knobs_SOURCES = test/unit/test_knobs.c src/core/handle.c src/core/log.c \
+	test/unit/stubs.c test/unit/unit.h
+test_unit_test_knobs_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_knobs_LDADD = $(UMPI_UNIT_LDADD)
+
+test_unit_test_datatype_SOURCES = test/unit/test_datatype.c src/core/datatype.c $(UMPI_UNIT_BASE)
+test_unit_test_datatype_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_datatype_LDADD = $(UMPI_UNIT_LDADD)
+
+test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
+
+EXTRA_DIST += test/unit/testlist

@@ -1,0 +1,376 @@
+/*
+ * Starting the ranks, watching them, and ending the job.
+ *
+ * The job ends on the first failure: a rank killed by a signal, a rank exiting nonzero (or zero
+ * while connected and not finalized, with others still running), MPI_Abort, or SIGINT/SIGTERM to
+ * mpirun. Ending means SIGTERM to every rank's process group and SIGKILL after a grace period,
+ * and mpirun's exit status is that of the first failure. Each rank leads its own process group
+ * (so its own children die with it) and asks the kernel for SIGKILL if mpirun dies (so no rank
+ * outlives an mpirun killed with -9).
+ */
+#include "mpirun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#define FAIL_GRACE_S   0.5   /* MPI_Abort and rank failures: every rank gone within a second */
+#define SIGNAL_GRACE_S 2.0   /* SIGINT/SIGTERM: time for the ranks to act on the signal */
+
+static struct event *sig_events[8];
+static int nsig_events;
+
+/* ---- ending the job --------------------------------------------------------------------------- */
+
+static void signal_ranks(struct mpirun_job *job, int signo)
+{
+    for (int r = 0; r < job->np; r++) {
+        struct mpirun_rank *rk = &job->ranks[r];
+
+        /* The group outlives its leader while the leader's children live: signal it even after
+         * the rank itself was reaped, since the pid cannot be reused while the group exists. */
+        if (rk->pid > 0)
+            kill(-rk->pid, signo);
+    }
+}
+
+static void on_kill_timer(evutil_socket_t fd, short what, void *arg)
+{
+    signal_ranks(arg, SIGKILL);
+}
+
+void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s)
+{
+    struct timeval tv = { .tv_sec = (long)grace_s,
+                          .tv_usec = (long)((grace_s - (long)grace_s) * 1e6) };
+
+    if (!job->have_exit_code) {
+        job->exit_code = exit_code;
+        job->have_exit_code = 1;
+    }
+    if (job->ending)
+        return;
+    job->ending = 1;
+    signal_ranks(job, signo);
+    if (job->kill_timer == NULL)
+        job->kill_timer = evtimer_new(job->base, on_kill_timer, job);
+    if (job->kill_timer == NULL || evtimer_add(job->kill_timer, &tv) < 0)
+        signal_ranks(job, SIGKILL);
+}
+
+/* ---- what the PMIx thread saw ----------------------------------------------------------------- */
+
+void mpirun_handle_notes(struct mpirun_job *job)
+{
+    struct mpirun_note *n;
+
+    while ((n = mpirun_server_take_note()) != NULL) {
+        struct mpirun_rank *rk = n->rank >= 0 && n->rank < job->np ? &job->ranks[n->rank] : NULL;
+
+        if (rk == NULL) {
+            free(n);
+            continue;
+        }
+        switch (n->kind) {
+        case MPIRUN_NOTE_CONNECTED:
+            rk->connected = 1;
+            break;
+        case MPIRUN_NOTE_FINALIZED:
+            rk->finalized = 1;
+            break;
+        case MPIRUN_NOTE_ABORT:
+            rk->aborted = 1;
+            if (!job->ending) {
+                if (n->msg[0] != '\0')
+                    fprintf(stderr, "%s: rank %d aborted the job with code %d: %s\n", mpirun_name,
+                            n->rank, n->code, n->msg);
+                else
+                    fprintf(stderr, "%s: rank %d aborted the job with code %d\n", mpirun_name,
+                            n->rank, n->code);
+            }
+            mpirun_end_job(job, n->code, SIGTERM, FAIL_GRACE_S);
+            break;
+        }
+        free(n);
+    }
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    char drain[256];
+
+    while (read(fd, drain, sizeof(drain)) > 0)
+        ;
+    mpirun_handle_notes(arg);
+}
+
+/* ---- child exits ------------------------------------------------------------------------------ */
+
+static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int status)
+{
+    rk->exited = 1;
+    rk->status = status;
+    job->nrunning--;
+
+    /* Once we are killing the ranks their deaths are ours; and an aborting rank was announced. */
+    if (job->ending || rk->aborted)
+        return;
+
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+
+        fprintf(stderr, "%s: rank %d (pid %ld) killed by signal %d (%s)%s\n", mpirun_name,
+                rk->rank, (long)rk->pid, sig, strsignal(sig),
+                job->nrunning > 0 ? "; ending the job" : "");
+        mpirun_end_job(job, 128 + sig, SIGTERM, FAIL_GRACE_S);
+    } else if (WEXITSTATUS(status) != 0) {
+        int code = WEXITSTATUS(status);
+
+        if (rk->finalized) {
+            /* Finalized ranks are done with the others; only the exit status is kept. */
+            if (!job->have_exit_code) {
+                job->exit_code = code;
+                job->have_exit_code = 1;
+            }
+            return;
+        }
+        fprintf(stderr, "%s: rank %d (pid %ld) exited with code %d%s%s\n", mpirun_name, rk->rank,
+                (long)rk->pid, code, rk->connected ? " before MPI_Finalize" : "",
+                job->nrunning > 0 ? "; ending the job" : "");
+        mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
+    } else if (rk->connected && !rk->finalized && job->nrunning > 0) {
+        /* The others would wait for it for ever in their next collective. */
+        fprintf(stderr, "%s: rank %d (pid %ld) exited without calling MPI_Finalize; ending the job\n",
+                mpirun_name, rk->rank, (long)rk->pid);
+        mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
+    }
+}
+
+static void on_sigchld(evutil_socket_t fd, short what, void *arg)
+{
+    struct mpirun_job *job = arg;
+    pid_t pid;
+    int status;
+
+    /* A finalize or abort note may be queued behind this signal; it happened first. */
+    mpirun_handle_notes(job);
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (int r = 0; r < job->np; r++) {
+            if (job->ranks[r].pid == pid && !job->ranks[r].exited) {
+                rank_exited(job, &job->ranks[r], status);
+                break;
+            }
+        }
+    }
+    if (job->nrunning == 0)
+        event_base_loopbreak(job->base);
+}
+
+/* ---- signals to mpirun ------------------------------------------------------------------------ */
+
+static void on_signal(evutil_socket_t signo, short what, void *arg)
+{
+    struct mpirun_job *job = arg;
+
+    if (signo == SIGUSR1 || signo == SIGUSR2) {
+        signal_ranks(job, (int)signo);
+        return;
+    }
+    if (job->ending) {
+        /* Asked twice: the user does not want to wait for the grace period. */
+        signal_ranks(job, SIGKILL);
+        return;
+    }
+    mpirun_end_job(job, 128 + (int)signo, (int)signo, SIGNAL_GRACE_S);
+}
+
+/* ---- starting the ranks ----------------------------------------------------------------------- */
+
+/* Between fork and exec only async-signal-safe calls: libpmix's thread may hold any lock. */
+static void exec_rank(struct mpirun_job *job, int stdin_fd, int out_fd, int err_fd, char **env,
+                      pid_t parent)
+{
+    static const char msg[] = ": cannot execute the program\n";
+    sigset_t none;
+
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);   /* mpirun died before we asked to follow it */
+
+    /* Undo what mpirun set for itself: ignored SIGPIPE and blocked signals would be inherited. */
+    for (int sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (dup2(stdin_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        _exit(127);
+    close_range(3, ~0u, 0);
+    execve(job->path, job->argv, env);
+    write(2, job->path, strlen(job->path));
+    write(2, msg, sizeof(msg) - 1);
+    _exit(127);
+}
+
+static int start_rank(struct mpirun_job *job, int r, int devnull)
+{
+    struct mpirun_rank *rk = &job->ranks[r];
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in[2] = { -1, -1 };
+    int stdin_fd = devnull, rc = -1;
+    char **env = NULL;
+    pid_t pid, parent;
+
+    /* Each rank's environment: ours (with -x), plus what PMIx says its client needs. */
+    for (int n = 0; job->env[n] != NULL; n++) {
+        char **e = realloc(env, (size_t)(n + 2) * sizeof(char *));
+
+        if (e == NULL)
+            goto fail;
+        env = e;
+        if ((env[n] = strdup(job->env[n])) == NULL)
+            goto fail;
+        env[n + 1] = NULL;
+    }
+    if (mpirun_server_setup_rank(job, r, &env) < 0)
+        goto fail;
+
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+        mpirun_error("pipe: %s", strerror(errno));
+        goto fail;
+    }
+    if (r == 0) {
+        /* A terminal is read only by the foreground process group, which is ours, not rank 0's:
+         * copy from it. Anything else (file, pipe, /dev/null) rank 0 reads itself. */
+        if (isatty(0)) {
+            if (pipe2(in, O_CLOEXEC) < 0) {
+                mpirun_error("pipe: %s", strerror(errno));
+                goto fail;
+            }
+            stdin_fd = in[0];
+        } else {
+            stdin_fd = 0;
+        }
+    }
+
+    parent = getpid();
+    pid = fork();
+    if (pid < 0) {
+        mpirun_error("fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0)
+        exec_rank(job, stdin_fd, out[1], err[1], env, parent);
+    /* Also here, so that a kill of the group cannot come before the child made it. */
+    setpgid(pid, pid);
+    rk->pid = pid;
+    job->nrunning++;
+
+    rk->out.rank = rk->err.rank = rk;
+    if (mpirun_iof_stream_open(job, &rk->out, out[0], 1) < 0)
+        goto fail;
+    out[0] = -1;   /* the stream owns it now */
+    if (mpirun_iof_stream_open(job, &rk->err, err[0], 2) < 0)
+        goto fail;
+    err[0] = -1;
+    if (in[1] >= 0) {
+        int fd = in[1];
+
+        in[1] = -1;
+        if (mpirun_iof_stdin_start(job, fd) < 0)   /* closes fd on failure */
+            goto fail;
+    }
+    rc = 0;
+fail:
+    /* Our copies of the child's ends, and whatever was not handed over. */
+    for (int i = 0; i < 2; i++) {
+        if (out[i] >= 0)
+            close(out[i]);
+        if (err[i] >= 0)
+            close(err[i]);
+        if (in[i] >= 0)
+            close(in[i]);
+    }
+    for (int n = 0; env != NULL && env[n] != NULL; n++)
+        free(env[n]);
+    free(env);
+    return rc;
+}
+
+int mpirun_launch(struct mpirun_job *job)
+{
+    static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+    struct event *chld_ev = NULL, *wake_ev = NULL;
+    int devnull = -1, rc = -1;
+
+    /* A rank that closes its stdin, or a reader of our stdout that goes away, must not kill us. */
+    signal(SIGPIPE, SIG_IGN);
+
+    chld_ev = evsignal_new(job->base, SIGCHLD, on_sigchld, job);
+    wake_ev = event_new(job->base, mpirun_server_wake_fd(), EV_READ | EV_PERSIST, on_wake, job);
+    if (chld_ev == NULL || wake_ev == NULL || event_add(chld_ev, NULL) < 0 ||
+        event_add(wake_ev, NULL) < 0) {
+        mpirun_error("cannot set up the event loop");
+        goto out;
+    }
+    for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+        struct event *ev = evsignal_new(job->base, forwarded[i], on_signal, job);
+
+        if (ev == NULL || event_add(ev, NULL) < 0) {
+            mpirun_error("cannot watch signal %d", forwarded[i]);
+            goto out;
+        }
+        sig_events[nsig_events++] = ev;
+    }
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0) {
+        mpirun_error("/dev/null: %s", strerror(errno));
+        goto out;
+    }
+
+    for (int r = 0; r < job->np; r++) {
+        if (start_rank(job, r, devnull) < 0) {
+            mpirun_end_job(job, 1, SIGKILL, 0);
+            break;
+        }
+        /* A signal or a failure during a long start stops the starting. */
+        event_base_loop(job->base, EVLOOP_NONBLOCK);
+        if (job->ending)
+            break;
+    }
+    if (job->nrunning > 0)
+        event_base_dispatch(job->base);
+    rc = 0;
+
+out:
+    /* Every rank is reaped here, unless the loop could not run: then make sure of it. */
+    if (job->nrunning > 0) {
+        signal_ranks(job, SIGKILL);
+        while (job->nrunning > 0 && wait(NULL) > 0)
+            job->nrunning--;
+    }
+    mpirun_handle_notes(job);
+    mpirun_iof_drain_all(job);
+    mpirun_iof_close_stdin(job);
+    if (devnull >= 0)
+        close(devnull);
+    for (int i = 0; i < nsig_events; i++)
+        event_free(sig_events[i]);
+    nsig_events = 0;
+    if (chld_ev != NULL)
+        event_free(chld_ev);
+    if (wake_ev != NULL)
+        event_free(wake_ev);
+    if (job->kill_timer != NULL)
+        event_free(job->kill_timer);
+    job->kill_timer = NULL;
+    return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * umpi_info: what this umpi is, how it was built, and every UMPI_* knob.
+ *
+ * It links libmpi but never calls MPI_Init: it must answer on a login node, in a broken
+ * environment, or when MPI_Init itself is what fails. The knob rows come from the one table in
+ * libmpi (src/core/umpi_knobs.def via umpi_knobs_table()), so this listing cannot drift from what
+ * the library actually reads.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <pmix.h>
+#include <ucp/api/ucp.h>
+
+#include "core/umpi_knobs.h"
+
+/* Width of the label column of the build/runtime sections. */
+#define UMPI__LABEL_W 18
+/* Doc text is wrapped to this many columns (the knob listing is read in a terminal). */
+#define UMPI__TEXT_W 100
+
+static void umpi__usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: umpi_info [option]\n"
+            "Shows the umpi version, its build configuration and run-time libraries.\n"
+            "\n"
+            "  -a, --all      also list every UMPI_* knob: type, default, current value, doc\n"
+            "  -k, --knobs    list only the knobs\n"
+            "  -V, --version  print only the version\n"
+            "  -h, --help     this text\n"
+            "\n"
+            "Knobs are set as environment variables, e.g. UMPI_DEBUG=1 mpirun -n 2 ./prog.\n"
+            "The current value shown is what MPI_Init would read from this environment.\n");
+}
+
+static void umpi__row(const char *label, const char *value)
+{
+    printf("  %-*s %s\n", UMPI__LABEL_W, label, value);
+}
+
+/* The shared object that umpi_knobs_table lives in: the libmpi actually loaded, which is the first
+ * thing to check when LD_LIBRARY_PATH or an rpath picks up another MPI. */
+static const char *umpi__libmpi_path(void)
+{
+    Dl_info info;
+
+    if (dladdr((void *)umpi_knobs_table, &info) == 0 || info.dli_fname == NULL)
+        return "(unknown)";
+    return info.dli_fname;
+}
+
+static void umpi__print_build(void)
+{
+    const char *args = UMPI_CONFIGURE_ARGS;
+
+    while (*args == ' ') /* autoconf starts the list with a space */
+        args++;
+    printf("umpi %s (MPI %d.%d, MPICH ABI)\n", UMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+
+    printf("\nBuild\n");
+    umpi__row("configure args", *args != '\0' ? args : "(none)");
+    umpi__row("C compiler", UMPI_CC);
+    umpi__row("UCX", UMPI_UCX_VERSION);
+    umpi__row("PMIx", UMPI_PMIX_VERSION);
+    umpi__row("hwloc", UMPI_HWLOC_VERSION);
+#ifdef UMPI_HAVE_CUDA_BUILD
+    umpi__row("CUDA", "yes, from " UMPI_CUDA_DIR " (libcuda is loaded at MPI_Init if present)");
+#else
+    umpi__row("CUDA", "no (configure found no nvcc): host memory only");
+#endif
+
+    printf("\nRun time\n");
+    umpi__row("libmpi", umpi__libmpi_path());
+    umpi__row("UCX", ucp_get_version_string());
+    umpi__row("PMIx", PMIx_Get_version());
+}
+
+/* Prints text wrapped at UMPI__TEXT_W columns, every line indented by `indent` spaces. Words longer
+ * than a line are printed whole rather than split. */
+static void umpi__print_wrapped(const char *text, int indent)
+{
+    const int width = UMPI__TEXT_W - indent;
+    const char *p = text;
+
+    while (*p != '\0') {
+        int len = (int)strlen(p);
+        int cut = len;
+
+        if (len > width) {
+            cut = width;
+            while (cut > 0 && p[cut] != ' ')
+                cut--;
+            if (cut == 0) { /* one long word: up to the next space */
+                cut = width;
+                while (p[cut] != '\0' && p[cut] != ' ')
+                    cut++;
+            }
+        }
+        printf("%*s%.*s\n", indent, "", cut, p);
+        p += cut;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+static void umpi__print_knobs(void)
+{
+    int count = 0;
+    const struct umpi_knob_info *table = umpi_knobs_table(&count);
+    int name_w = 4, type_w = 4, def_w = 7;
+    char value[256];
+
+    /* Reads the UMPI_* variables exactly as MPI_Init does, so that "current" is the truth and a
+     * malformed value is reported here, before a job is launched with it. */
+    umpi_knobs_load();
+
+    for (int i = 0; i < count; i++) {
+        int n = (int)strlen(table[i].name), t = (int)strlen(table[i].type_name);
+        int d = (int)strlen(table[i].default_str);
+        name_w = n > name_w ? n : name_w;
+        type_w = t > type_w ? t : type_w;
+        def_w = d > def_w ? d : def_w;
+    }
+
+    printf("Knobs (%d, set as environment variables)\n", count);
+    printf("  %-*s  %-*s  %-*s  %s\n", name_w, "NAME", type_w, "TYPE", def_w, "DEFAULT", "CURRENT");
+    for (int i = 0; i < count; i++) {
+        const struct umpi_knob_info *k = &table[i];
+        /* The name comes from the table: this is umpi_info showing where a value came from,
+         * not a tunable read on the side. */
+        const char *set = getenv(k->name);
+
+        umpi_knob_format(k, value, sizeof(value));
+        printf("  %-*s  %-*s  %-*s  %s", name_w, k->name, type_w, k->type_name, def_w,
+               k->default_str, value);
+        /* The raw text too: it may be a suffixed size ("64k"), or a value the parser rejected. */
+        if (set != NULL)
+            printf("  (environment: %s)", set);
+        printf("\n");
+        umpi__print_wrapped(k->doc, 6);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int show_build = 1, show_knobs = 0;
+
+    if (argc > 2) {
+        umpi__usage(stderr);
+        return 1;
+    }
+    if (argc == 2) {
+        const char *a = argv[1];
+
+        if (strcmp(a, "-a") == 0 || strcmp(a, "--all") == 0) {
+            show_knobs = 1;
+        } else if (strcmp(a, "-k") == 0 || strcmp(a, "--knobs") == 0) {
+            show_build = 0;
+            show_knobs = 1;
+        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("umpi %s (MPI %d.%d)\n", UMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+            return 0;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            umpi__usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "umpi_info: unknown option '%s'\n", a);
+            umpi__usage(stderr);
+            return 1;
+        }
+    }
+
+    if (show_build)
+        umpi__print_build();
+    if (show_build && show_knobs)
+        printf("\n");
+    if (show_knobs)
+        umpi__print_knobs();
+    return fflush(stdout) == 0 ? 0 : 1;
+}
