@@ -1,1 +1,2 @@
 # test: build fragment (included by the top Makefile.am)
+include test/unit/Makefile.mk

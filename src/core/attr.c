@@ -12,7 +12,7 @@
 #endif
 
 /* err.c: the largest error class or code in use (MPI_LASTUSEDCODE). To move into umpi_err.h. */
-int umpi_err_last_used_code(void);
+
 
 /* Tag values the user may send: 0..umpi_tag_ub. The netmod's tag layout has a 24-bit tag field
  * whose top bit marks internal traffic, leaving 23 bits. */

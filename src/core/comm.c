@@ -26,10 +26,11 @@ static void umpi__comm_builtin(umpi_comm_t *c, MPI_Comm handle, int rank, int si
 }
 
 /* Called by umpi_objects_init(), before the launcher told us who we are: a world of one. */
-void umpi_comm_builtin_init(void)
+int umpi_comm_builtin_init(void)
 {
     umpi__comm_builtin(&umpi_comm_world, MPI_COMM_WORLD, 0, 1, UMPI_CONTEXT_WORLD, "MPI_COMM_WORLD");
     umpi__comm_builtin(&umpi_comm_self, MPI_COMM_SELF, 0, 1, UMPI_CONTEXT_SELF, "MPI_COMM_SELF");
+    return MPI_SUCCESS;
 }
 
 /* Once the job is known: world is every rank, self maps its rank 0 to our world rank. */

@@ -316,7 +316,10 @@ static int umpi__err_text(int code, const char *fname_if_bare, char *buf)
 
     if (code & UMPI_ERR_USER_BIT) {
         const char *s = umpi__user_codes[umpi__code_id(code) - 1].string;
-        umpi__fmt(buf, len, "%s%s%s", prefix, sep, s ? s : "");
+        if (s == NULL && fname_if_bare != NULL) /* a fatal message must say something */
+            umpi__fmt(buf, len, "%s: error code %d of class %d", fname_if_bare, code, c);
+        else
+            umpi__fmt(buf, len, "%s%s%s", prefix, sep, s ? s : "");
         return 0;
     }
     umpi__class_text(c, cls, sizeof(cls));
@@ -483,20 +486,23 @@ int umpi_err_last_used_code(void)
     return v;
 }
 
+/* Failures of MPI_Add_error_class/code, reported once the lock is released (making the error
+ * code takes the lock again). */
+enum { UMPI__ADD_OK, UMPI__ADD_NOMEM, UMPI__ADD_FULL, UMPI__ADD_BAD_CLASS };
+
 int umpi_impl_add_error_class(int *errorclass)
 {
-    int ret = MPI_SUCCESS;
+    int st = UMPI__ADD_OK;
     umpi_err_last_used_code(); /* sets the predefined floor before the first user class */
     pthread_mutex_lock(&umpi__err_lock);
     int c = UMPI_ERR_FIRST_USER_CLASS + umpi__n_user_classes;
     if (c > UMPI__ERR_MAX_CLASS) {
-        pthread_mutex_unlock(&umpi__err_lock);
-        return umpi_err_create(MPI_ERR_OTHER, "no more error classes: all %d user classes in use",
-                               UMPI__ERR_MAX_CLASS - UMPI_ERR_FIRST_USER_CLASS + 1);
+        st = UMPI__ADD_FULL;
+        goto fail;
     }
     if (umpi__grow((void **) &umpi__user_class_str, &umpi__cap_user_classes,
                    umpi__n_user_classes, sizeof(char *)) != 0) {
-        ret = -1;
+        st = UMPI__ADD_NOMEM;
         goto fail;
     }
     umpi__user_class_str[umpi__n_user_classes++] = NULL;
@@ -504,26 +510,30 @@ int umpi_impl_add_error_class(int *errorclass)
     *errorclass = c;
 fail:
     pthread_mutex_unlock(&umpi__err_lock);
-    return ret == MPI_SUCCESS ? ret : umpi_err_create(MPI_ERR_NO_MEM, "cannot add an error class");
+    if (st == UMPI__ADD_FULL)
+        return umpi_err_create(MPI_ERR_OTHER, "no more error classes: all %d user classes in use",
+                               UMPI__ERR_MAX_CLASS - UMPI_ERR_FIRST_USER_CLASS + 1);
+    if (st == UMPI__ADD_NOMEM)
+        return umpi_err_create(MPI_ERR_NO_MEM, "cannot add an error class");
+    return MPI_SUCCESS;
 }
 
 int umpi_impl_add_error_code(int errorclass, int *errorcode)
 {
-    int ret = MPI_SUCCESS;
+    int st = UMPI__ADD_OK;
     umpi_err_last_used_code();
     pthread_mutex_lock(&umpi__err_lock);
     if (!umpi__class_exists(errorclass) || errorclass == MPI_SUCCESS) {
-        pthread_mutex_unlock(&umpi__err_lock);
-        return umpi_err_create(MPI_ERR_ARG, "errorclass=%d is not an error class", errorclass);
+        st = UMPI__ADD_BAD_CLASS;
+        goto fail;
     }
     if ((uint32_t) umpi__n_user_codes >= UMPI__ERR_ID_MAX) {
-        pthread_mutex_unlock(&umpi__err_lock);
-        return umpi_err_create(MPI_ERR_OTHER, "no more error codes: all %u user codes in use",
-                               UMPI__ERR_ID_MAX);
+        st = UMPI__ADD_FULL;
+        goto fail;
     }
     if (umpi__grow((void **) &umpi__user_codes, &umpi__cap_user_codes, umpi__n_user_codes,
                    sizeof(*umpi__user_codes)) != 0) {
-        ret = -1;
+        st = UMPI__ADD_NOMEM;
         goto fail;
     }
     umpi__user_codes[umpi__n_user_codes] = (struct umpi__user_code) { errorclass, NULL };
@@ -533,7 +543,17 @@ int umpi_impl_add_error_code(int errorclass, int *errorcode)
     *errorcode = code;
 fail:
     pthread_mutex_unlock(&umpi__err_lock);
-    return ret == MPI_SUCCESS ? ret : umpi_err_create(MPI_ERR_NO_MEM, "cannot add an error code");
+    switch (st) {
+    case UMPI__ADD_BAD_CLASS:
+        return umpi_err_create(MPI_ERR_ARG, "errorclass=%d is not an error class", errorclass);
+    case UMPI__ADD_FULL:
+        return umpi_err_create(MPI_ERR_OTHER, "no more error codes: all %u user codes in use",
+                               UMPI__ERR_ID_MAX);
+    case UMPI__ADD_NOMEM:
+        return umpi_err_create(MPI_ERR_NO_MEM, "cannot add an error code");
+    default:
+        return MPI_SUCCESS;
+    }
 }
 
 int umpi_impl_add_error_string(int errorcode, const char *string)

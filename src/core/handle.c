@@ -18,8 +18,8 @@ static umpi_status_t umpi__ht_reserve(struct umpi_handle_table *t, uint32_t idx)
         umpi_status_msg("handle table full (%u objects)", UMPI_HT_MAX_CHUNKS * UMPI_HT_CHUNK);
         return UMPI_ERR_NOMEM;
     }
-    /* Chunks are added in order, so every chunk below `limit` exists and those above do not,
-     * except for a builtin chunk that umpi_ht_set placed beyond limit (not done today). */
+    /* Chunks below `limit` all exist. One above it may too (a statically built first chunk
+     * of builtins): it is adopted rather than replaced. */
     while (t->limit <= idx) {
         uint32_t next_chunk = t->limit >> UMPI_HT_CHUNK_BITS;
         if (t->chunks[next_chunk] == NULL) {

@@ -54,6 +54,9 @@ int umpi_err_dispatch(const char *fname, MPI_Comm comm, int code);
 /* For errors before MPI_Init or after MPI_Finalize: no handler exists, so print and abort. */
 int umpi_err_uninitialized(const char *fname) __attribute__((noreturn));
 
+/* The largest error class or code made so far (the MPI_LASTUSEDCODE attribute). */
+int umpi_err_last_used_code(void);
+
 /* MPI_Error_string for any code: writes at most MPI_MAX_ERROR_STRING bytes including the NUL. */
 int umpi_err_string(int code, char *buf, int *len);
 

@@ -72,9 +72,12 @@ void umpi_ht_remove(struct umpi_handle_table *t, uint32_t idx);
 
 static inline void *umpi_ht_get(const struct umpi_handle_table *t, uint32_t idx)
 {
-    if (umpi_unlikely(idx >= t->limit))
+    /* Lock-free against a concurrent insert: acquire pairs with the release stores in handle.c
+     * (on x86 these are plain loads). */
+    if (umpi_unlikely(idx >= __atomic_load_n(&t->limit, __ATOMIC_ACQUIRE)))
         return NULL;
-    return t->chunks[idx >> UMPI_HT_CHUNK_BITS][idx & (UMPI_HT_CHUNK - 1)];
+    void **chunk = __atomic_load_n(&t->chunks[idx >> UMPI_HT_CHUNK_BITS], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&chunk[idx & (UMPI_HT_CHUNK - 1)], __ATOMIC_ACQUIRE);
 }
 
 /* ---- error handlers -------------------------------------------------------------------------- */

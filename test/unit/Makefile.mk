@@ -34,3 +34,8 @@ test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
 
 EXTRA_DIST += test/unit/testlist
+
+# The UCX tag layout and the MPI_Status count encoding: header-only, needs UCX's headers.
+check_PROGRAMS += test/unit/test_tags
+test_unit_test_tags_SOURCES = test/unit/test_tags.c
+test_unit_test_tags_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) $(UCX_CFLAGS)

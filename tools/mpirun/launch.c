@@ -66,6 +66,8 @@ void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double gra
         signal_ranks(job, SIGKILL);
 }
 
+static void settle(struct mpirun_job *job, struct mpirun_rank *rk);
+
 /* ---- what the PMIx thread saw ----------------------------------------------------------------- */
 
 void mpirun_handle_notes(struct mpirun_job *job)
@@ -85,6 +87,7 @@ void mpirun_handle_notes(struct mpirun_job *job)
             break;
         case MPIRUN_NOTE_FINALIZED:
             rk->finalized = 1;
+            settle(job, rk);
             break;
         case MPIRUN_NOTE_ABORT:
             rk->aborted = 1;
@@ -97,6 +100,7 @@ void mpirun_handle_notes(struct mpirun_job *job)
                             n->rank, n->code);
             }
             mpirun_end_job(job, n->code, SIGTERM, FAIL_GRACE_S);
+            settle(job, rk);
             break;
         }
         free(n);
@@ -114,11 +118,22 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 
 /* ---- child exits ------------------------------------------------------------------------------ */
 
-static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int status)
+/*
+ * libpmix releases a client from PMIx_Finalize before it has told us (the finalize note can come
+ * after the rank's exit), so the exit of a rank not yet known as finalized is judged only once
+ * its note arrived or VERDICT_WAIT_S passed. Only failures wait: a clean job ends at once.
+ */
+#define VERDICT_WAIT_S 0.5
+
+static void maybe_done(struct mpirun_job *job)
 {
-    rk->exited = 1;
-    rk->status = status;
-    job->nrunning--;
+    if (job->nrunning == 0 && job->npending == 0)
+        event_base_loopbreak(job->base);
+}
+
+static void judge_exit(struct mpirun_job *job, struct mpirun_rank *rk)
+{
+    int status = rk->status;
 
     /* Once we are killing the ranks their deaths are ours; and an aborting rank was announced. */
     if (job->ending || rk->aborted)
@@ -146,12 +161,52 @@ static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int stat
                 (long)rk->pid, code, rk->connected ? " before MPI_Finalize" : "",
                 job->nrunning > 0 ? "; ending the job" : "");
         mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
-    } else if (rk->connected && !rk->finalized && job->nrunning > 0) {
+    } else if (rk->connected && !rk->finalized && rk->others_running) {
         /* The others would wait for it for ever in their next collective. */
         fprintf(stderr, "%s: rank %d (pid %ld) exited without calling MPI_Finalize; ending the job\n",
                 mpirun_name, rk->rank, (long)rk->pid);
         mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
     }
+}
+
+static void settle(struct mpirun_job *job, struct mpirun_rank *rk)
+{
+    if (!rk->verdict_pending)
+        return;
+    rk->verdict_pending = 0;
+    job->npending--;
+    judge_exit(job, rk);
+    maybe_done(job);
+}
+
+static void on_verdict_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct mpirun_rank *rk = arg;
+
+    mpirun_handle_notes(rk->job);
+    settle(rk->job, rk);
+}
+
+static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int status)
+{
+    struct timeval wait = { .tv_sec = 0, .tv_usec = (long)(VERDICT_WAIT_S * 1e6) };
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+
+    rk->exited = 1;
+    rk->status = status;
+    job->nrunning--;
+    rk->others_running = job->nrunning > 0;
+
+    if (!job->ending && !rk->aborted && !rk->finalized && WIFEXITED(status) &&
+        (code != 0 || rk->connected)) {
+        rk->verdict_pending = 1;
+        job->npending++;
+        if (event_base_once(job->base, -1, EV_TIMEOUT, on_verdict_timer, rk, &wait) == 0)
+            return;
+        rk->verdict_pending = 0;   /* no timer: judge now */
+        job->npending--;
+    }
+    judge_exit(job, rk);
 }
 
 static void on_sigchld(evutil_socket_t fd, short what, void *arg)
@@ -170,8 +225,7 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
             }
         }
     }
-    if (job->nrunning == 0)
-        event_base_loopbreak(job->base);
+    maybe_done(job);
 }
 
 /* ---- signals to mpirun ------------------------------------------------------------------------ */
@@ -346,7 +400,7 @@ int mpirun_launch(struct mpirun_job *job)
         if (job->ending)
             break;
     }
-    if (job->nrunning > 0)
+    if (job->nrunning > 0 || job->npending > 0)
         event_base_dispatch(job->base);
     rc = 0;
 

@@ -304,6 +304,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int r = 0; r < job.np; r++) {
+        job.ranks[r].job = &job;
         job.ranks[r].rank = r;
         job.ranks[r].out.fd = job.ranks[r].err.fd = -1;
     }

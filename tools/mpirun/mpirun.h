@@ -33,6 +33,7 @@ struct mpirun_stream {
 };
 
 struct mpirun_rank {
+    struct mpirun_job *job;
     int rank;
     pid_t pid;            /* 0 before fork */
     int exited;           /* reaped */
@@ -40,6 +41,8 @@ struct mpirun_rank {
     int connected;        /* called PMIx_Init */
     int finalized;        /* called PMIx_Finalize */
     int aborted;          /* called PMIx_Abort */
+    int verdict_pending;  /* exited unfinalized; waiting whether a finalize note was on its way */
+    int others_running;   /* other ranks were running when it exited */
     struct mpirun_stream out, err;
 };
 
@@ -55,6 +58,7 @@ struct mpirun_job {
     struct event_base *base;
     struct mpirun_rank *ranks;
     int nrunning;         /* forked and not yet reaped */
+    int npending;         /* ranks with verdict_pending */
     int ending;           /* we are killing the ranks: their deaths are expected */
     int exit_code;        /* mpirun's exit status; the first failure sets it */
     int have_exit_code;
