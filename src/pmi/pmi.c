@@ -364,6 +364,8 @@ umpi_status_t umpi_pmi_finalize(void)
     }
     pthread_mutex_unlock(&umpi__pmi.kv_lock);
     umpi__pmi.initialized = 0;
+    umpi__pmi.singleton = 0;
+    umpi__pmi.size = 0;
 
     if (rc != PMIX_SUCCESS)
         return umpi__pmix_error("PMIx_Finalize", rc);

@@ -4,7 +4,7 @@
 build abort
 
 for n in 1 3; do
-    run -n $n "$TESTDIR/abort"
+    run -n $n "$WORK/abort"
     expect_rc 7 "-n $n"
     expect_err "rank $((n - 1)) aborted the job with code 7" "-n $n"
     # The aborting rank waits 1 s before aborting; the sleepers must be gone within a second.

@@ -1,16 +1,17 @@
-# Shared by the launcher tests (sourced). The harness sets UMPI_PREFIX (the install prefix: bin/mpirun,
-# bin/mpicc) and TESTDIR (a scratch directory). Each test prints "FAIL: ..." lines for what went
-# wrong and exits nonzero if anything did.
+# Shared by the launcher tests (sourced). test/runtests sets UMPI_PREFIX (the install prefix:
+# bin/mpirun, bin/mpicc), TESTDIR (this folder) and UMPI_TEST_WORKDIR (a scratch folder of the
+# test's own); without UMPI_TEST_WORKDIR, TESTDIR is taken as the scratch folder. Each test prints
+# "FAIL: ..." lines for what went wrong and exits nonzero if anything did.
 set -u
 : "${UMPI_PREFIX:?UMPI_PREFIX must name the install prefix}"
-: "${TESTDIR:?TESTDIR must name a scratch directory}"
+WORK=${UMPI_TEST_WORKDIR:-${TESTDIR:?TESTDIR or UMPI_TEST_WORKDIR must name a scratch folder}}
 SRCDIR=$(cd "$(dirname "$0")" && pwd)
 TEST=$(basename "$0" .sh)
 MPIRUN=$UMPI_PREFIX/bin/mpirun
 MPICC=$UMPI_PREFIX/bin/mpicc
-OUT=$TESTDIR/$TEST.out
-ERR=$TESTDIR/$TEST.err
-mkdir -p "$TESTDIR"
+OUT=$WORK/$TEST.out
+ERR=$WORK/$TEST.err
+mkdir -p "$WORK"
 failures=0
 
 fail() {
@@ -18,10 +19,10 @@ fail() {
     failures=$((failures + 1))
 }
 
-# Compiles test/launch/NAME.c with the installed mpicc into $TESTDIR/NAME.
+# Compiles test/launch/NAME.c with the installed mpicc into $WORK/NAME.
 build() {
     for prog in "$@"; do
-        "$MPICC" -o "$TESTDIR/$prog" "$SRCDIR/$prog.c" || { echo "FAIL: $TEST: cannot compile $prog.c"; exit 1; }
+        "$MPICC" -o "$WORK/$prog" "$SRCDIR/$prog.c" || { echo "FAIL: $TEST: cannot compile $prog.c"; exit 1; }
     done
 }
 
@@ -53,17 +54,17 @@ expect_out_lines() {
     [ "$n" -eq "$2" ] || fail "$3: $n stdout lines match '$1', expected $2"
 }
 
-# Processes still running a program of $TESTDIR (ranks that outlived their mpirun), after giving
+# Processes still running a program of $WORK (ranks that outlived their mpirun), after giving
 # the kernel up to a second to deliver the deaths already under way.
 check_no_orphans() {
     for i in 1 2 3 4 5 6 7 8 9 10; do
-        # ps first, then grep: in a pipeline the grep (whose arguments name $TESTDIR) would be listed.
+        # ps first, then grep: in a pipeline the grep (whose arguments name $WORK) would be listed.
         procs=$(ps -eo pid=,stat=,args=)
-        left=$(printf '%s\n' "$procs" | grep -F "$TESTDIR/" | awk '$2 !~ /^Z/ {print $1}')
+        left=$(printf '%s\n' "$procs" | grep -F "$WORK/" | awk '$2 !~ /^Z/ {print $1}')
         [ -z "$left" ] && return 0
         sleep 0.1
     done
-    fail "$1: processes left behind: $(printf '%s\n' "$procs" | grep -F "$TESTDIR/" | tr '\n' ';')"
+    fail "$1: processes left behind: $(printf '%s\n' "$procs" | grep -F "$WORK/" | tr '\n' ';')"
     kill -9 $left 2>/dev/null
 }
 

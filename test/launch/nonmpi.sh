@@ -14,7 +14,7 @@ expect_rc 1 "-n 2 false"
 run -n 1 sh -c 'exit 4'
 expect_rc 4 "exit 4"
 expect_err "rank 0 (pid [0-9]*) exited with code 4" "exit 4"
-run -n 2 "$TESTDIR/no-such-program"
+run -n 2 "$WORK/no-such-program"
 expect_rc 127 "missing program"
 expect_err "no-such-program" "missing program"
 run -n 2 no-such-command-umpi

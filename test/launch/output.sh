@@ -4,7 +4,7 @@
 . "$(dirname "$0")/common.sh"
 build lines
 
-run -n 4 "$TESTDIR/lines" 200
+run -n 4 "$WORK/lines" 200
 expect_rc 0 "untagged"
 for r in 0 1 2 3; do
     n=$(grep -c "^rank $r line [0-9]* end\$" "$OUT")
@@ -15,11 +15,11 @@ for r in 0 1 2 3; do
 done
 # Each rank's lines in the order it wrote them.
 for r in 0 1 2 3; do
-    grep "^rank $r line" "$OUT" | awk '{print $4}' >"$TESTDIR/order.$r"
-    seq 0 199 | cmp -s - "$TESTDIR/order.$r" || fail "untagged: rank $r's lines out of order"
+    grep "^rank $r line" "$OUT" | awk '{print $4}' >"$WORK/order.$r"
+    seq 0 199 | cmp -s - "$WORK/order.$r" || fail "untagged: rank $r's lines out of order"
 done
 
-run --tag-output -n 4 "$TESTDIR/lines" 50
+run --tag-output -n 4 "$WORK/lines" 50
 expect_rc 0 "tagged"
 for r in 0 1 2 3; do
     n=$(grep -c "^\[$r\] rank $r line [0-9]* end\$" "$OUT")

@@ -4,21 +4,21 @@
 . "$(dirname "$0")/common.sh"
 build segv sleeper
 
-run -n 3 "$TESTDIR/segv"
+run -n 3 "$WORK/segv"
 expect_rc 139 "segv"
 expect_err "rank 1 (pid [0-9]*) killed by signal 11 (Segmentation fault)" "segv"
 expect_within 2500 "segv"
 check_no_orphans "segv"
 
 # SIGKILL from outside on one rank.
-"$MPIRUN" -n 3 "$TESTDIR/sleeper" >"$OUT" 2>"$ERR" &
+"$MPIRUN" -n 3 "$WORK/sleeper" >"$OUT" 2>"$ERR" &
 mp=$!
 for i in $(seq 1 50); do
     [ "$(grep -c ready "$OUT")" -eq 3 ] && break
     sleep 0.1
 done
 procs=$(ps -eo pid=,args=)
-victim=$(printf '%s\n' "$procs" | grep -F "$TESTDIR/sleeper" | grep -v mpirun | awk 'NR == 1 {print $1}')
+victim=$(printf '%s\n' "$procs" | grep -F "$WORK/sleeper" | grep -v mpirun | awk 'NR == 1 {print $1}')
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $mp
 RC=$?

@@ -26,20 +26,20 @@ stop_job() {
     MS=$(($(now_ms) - t0))
 }
 
-start_job 3 "$TESTDIR/sleeper"
+start_job 3 "$WORK/sleeper"
 stop_job TERM
 expect_rc 143 "SIGTERM"
 expect_within 1000 "SIGTERM"
 check_no_orphans "SIGTERM"
 
-start_job 2 "$TESTDIR/sleeper"
+start_job 2 "$WORK/sleeper"
 stop_job INT
 expect_rc 130 "SIGINT"
 expect_within 1000 "SIGINT"
 check_no_orphans "SIGINT"
 
 # Ranks that ignore SIGTERM: killed after the 2 s grace period.
-start_job 2 "$TESTDIR/sleeper" ignore
+start_job 2 "$WORK/sleeper" ignore
 stop_job TERM
 expect_rc 143 "SIGTERM ignored by the ranks"
 [ "$MS" -ge 1500 ] || fail "SIGTERM ignored by the ranks: ended after $MS ms, before the grace period"
@@ -48,8 +48,8 @@ check_no_orphans "SIGTERM ignored by the ranks"
 
 # mpirun killed with -9: the ranks die with it (they cannot be signalled by it any more). Its
 # server directory cannot be cleaned up: keep it in the scratch directory.
-mkdir -p "$TESTDIR/tmp"
-TMPDIR=$TESTDIR/tmp start_job 2 "$TESTDIR/sleeper" ignore
+mkdir -p "$WORK/tmp"
+TMPDIR=$WORK/tmp start_job 2 "$WORK/sleeper" ignore
 kill -KILL $MP
 wait $MP 2>/dev/null
 check_no_orphans "mpirun killed by SIGKILL"

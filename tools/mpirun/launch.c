@@ -215,7 +215,7 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
     pid_t pid;
     int status;
 
-    /* A finalize or abort note may be queued behind this signal; it happened first. */
+    /* Notes already queued happened before these exits; late ones are waited for (above). */
     mpirun_handle_notes(job);
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         for (int r = 0; r < job->np; r++) {

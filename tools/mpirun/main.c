@@ -134,16 +134,21 @@ static int env_set(char ***envp, const char *assignment)
     return 0;
 }
 
+/* Our environment for the ranks, less what a PMIx server of our own (when mpirun itself runs
+ * under a launcher) told us: the ranks must find our server and no other. PMIX_MCA_* are the
+ * user's settings of libpmix and stay. */
 static char **env_copy(void)
 {
-    int n = 0;
+    int n = 0, k = 0;
     char **env;
 
     while (environ[n] != NULL)
         n++;
     env = calloc((size_t)n + 1, sizeof(char *));
     for (int i = 0; env != NULL && i < n; i++) {
-        if ((env[i] = strdup(environ[i])) == NULL)
+        if (strncmp(environ[i], "PMIX_", 5) == 0 && strncmp(environ[i], "PMIX_MCA_", 9) != 0)
+            continue;
+        if ((env[k++] = strdup(environ[i])) == NULL)
             return NULL;   /* exiting anyway */
     }
     return env;

@@ -5,8 +5,8 @@
  * participant of a fence is local, libpmix has already gathered all contributions when it calls
  * fence_nb: the blob it hands us is the whole job's data, and we hand it straight back. The other
  * upcalls answer PMIx at once and leave a note for the main thread, which owns the job state.
- * The note is posted *before* the client is released, so the main thread learns of a finalize or
- * an abort before it can see that rank exit.
+ * libpmix does not hold a finalizing client until we answer, so a finalize note can arrive after
+ * the rank's exit; launch.c allows for that.
  */
 #include "mpirun.h"
 
