@@ -10,7 +10,7 @@
 #define TAG_DATA 100
 
 static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *rbuf,
-                       MPI_Request *reqs, size_t size)
+                       MPI_Request *reqs, MPI_Status *stats, size_t size)
 {
     int iters = bench_iters(o, size), skip = bench_skip(o, size);
     int count = (int)size, peer = 1 - rank, w = o->window;
@@ -18,7 +18,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
 
     bench_buf_fill(sbuf, 'a', size, o->mem);
     bench_buf_fill(rbuf, 'b', size, o->mem);
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_sync(peer);
 
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)
@@ -28,7 +28,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
             MPI_Irecv(rbuf, count, MPI_CHAR, peer, TAG_DATA, MPI_COMM_WORLD, &reqs[j]);
         for (int j = 0; j < w; j++)
             MPI_Isend(sbuf, count, MPI_CHAR, peer, TAG_DATA, MPI_COMM_WORLD, &reqs[w + j]);
-        MPI_Waitall(2 * w, reqs, MPI_STATUSES_IGNORE);
+        MPI_Waitall(2 * w, reqs, stats);
     }
     t = MPI_Wtime() - t0;
     return (double)size / 1e6 * 2.0 * (double)iters * (double)w / t;
@@ -39,13 +39,15 @@ int main(int argc, char **argv)
     struct bench_opts o;
     char *sbuf = NULL, *rbuf = NULL;
     MPI_Request *reqs = NULL;
+    MPI_Status *stats = NULL;
     int rank, rc = EXIT_FAILURE;
 
     bench_opts_default(&o, BENCH_BIBW);
     if (bench_init(&argc, &argv, &o, &rank, &rc) != 0)
         return rc;
     reqs = malloc(sizeof(*reqs) * 2 * (size_t)o.window);
-    if (reqs == NULL || bench_buf_alloc((void **)&sbuf, o.max_size, o.mem) != 0
+    stats = malloc(sizeof(*stats) * 2 * (size_t)o.window);
+    if (reqs == NULL || stats == NULL || bench_buf_alloc((void **)&sbuf, o.max_size, o.mem) != 0
         || bench_buf_alloc((void **)&rbuf, o.max_size, o.mem) != 0) {
         fprintf(stderr, "%s: cannot allocate 2 x %zu bytes\n", argv[0], o.max_size);
         MPI_Abort(MPI_COMM_WORLD, EXIT_FAILURE);
@@ -55,7 +57,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         bench_print_header(&o);
     for (size_t size = bench_first_size(o.min_size); size <= o.max_size; size = bench_next_size(size)) {
-        double bw = run_size(&o, rank, sbuf, rbuf, reqs, size);
+        double bw = run_size(&o, rank, sbuf, rbuf, reqs, stats, size);
         if (rank == 0)
             bench_print_row(size, bw);
     }
@@ -65,6 +67,7 @@ fail:
     bench_buf_free(sbuf, o.mem);
     bench_buf_free(rbuf, o.mem);
     free(reqs);
+    free(stats);
     MPI_Finalize();
     return rc;
 }

@@ -17,7 +17,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
 
     bench_buf_fill(sbuf, 'a', size, o->mem);
     bench_buf_fill(rbuf, 'b', size, o->mem);
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_sync(peer);
 
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)

@@ -7,7 +7,7 @@
  *
  * Methodology (the OSU micro-benchmark one, so numbers compare with OSU's):
  *   - two ranks; sizes are powers of two from MIN to MAX (default 1 B .. 4 MiB);
- *   - every size starts with a barrier, then `skip` warm-up iterations that are not timed;
+ *   - every size starts with a barrier (bench_sync), then `skip` untimed warm-up iterations;
  *   - messages larger than BENCH_LARGE_SIZE run fewer iterations and warm-ups;
  *   - buffers are page-aligned and written before timing, so first-touch page faults and
  *     registration of fresh pages stay out of the measurement;
@@ -15,6 +15,11 @@
  */
 #ifndef UMPI_BENCH_H
 #define UMPI_BENCH_H
+
+/* posix_memalign and getopt under a strict -std=c11 too; include this header first. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
 
 #include <mpi.h>
 
@@ -192,12 +197,13 @@ bad:
     return -1;
 }
 
-/* First size of the sweep; then 0 -> 1 -> 2 -> 4 ..., i.e. powers of two plus a leading 0. */
+/* The sweep: an optional 0, then powers of two (0 -> 1 -> 2 -> 4 ...). */
 static size_t bench_next_size(size_t size)
 {
     return size == 0 ? 1 : size * 2;
 }
 
+/* The smallest size of the sweep that is at least min. */
 static size_t bench_first_size(size_t min)
 {
     size_t s = 1;
@@ -275,6 +281,19 @@ static void bench_print_row(size_t size, double value)
 {
     printf("%-*zu%*.*f\n", BENCH_SIZE_WIDTH, size, BENCH_FIELD_WIDTH, BENCH_PRECISION, value);
     fflush(stdout);
+}
+
+/* A barrier between the two ranks built from point-to-point alone (OSU calls MPI_Barrier):
+ * the benchmarks then run on an MPI, or a umpi in the making, that has only point-to-point.
+ * Each rank leaves only after the other has entered. */
+#define BENCH_TAG_SYNC 999
+
+static void bench_sync(int peer)
+{
+    char out = 0, in;
+
+    MPI_Sendrecv(&out, 0, MPI_CHAR, peer, BENCH_TAG_SYNC, &in, 0, MPI_CHAR, peer, BENCH_TAG_SYNC,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 /* Common start: MPI_Init, exactly two ranks, options. Returns 0 to run, nonzero to stop
