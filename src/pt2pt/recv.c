@@ -52,7 +52,6 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
     size_t bytes;
     void *data, *ucx_req;
     ucp_tag_t tag, mask;
-    ucp_tag_recv_info_t info;
 
     int err = umpi_p2p_bytes(r->count, r->dt, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
@@ -66,7 +65,7 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
     if (umpi_unlikely(err != MPI_SUCCESS))
         return err;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    umpi_status_t st = umpi_ucx_recv(data, bytes, tag, mask, r, &ucx_req, &info);
+    umpi_status_t st = umpi_ucx_recv(data, bytes, tag, mask, r, &ucx_req);
     if (umpi_unlikely(st != UMPI_OK))
         return umpi__recv_error(st, r->peer);
     if (r->done && r->slow_done)
@@ -126,9 +125,7 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
                    umpi_comm_t *comm_ptr, MPI_Status *status)
 {
     size_t bytes;
-    void *ucx_req;
     ucp_tag_t utag, mask;
-    ucp_tag_recv_info_t info;
     int err;
 
     if (umpi_unlikely(source == MPI_PROC_NULL)) {
@@ -144,24 +141,21 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
     if (umpi_unlikely(err != MPI_SUCCESS))
         goto out;
 
-    /* Contiguous: no MPI request, wait on UCX's directly. */
+    /* Contiguous: no MPI request; UCX completes into w on this stack. */
+    struct umpi_ucx_recv_wait w;
     umpi_ucx_recv_tag(comm_ptr->context_id, source, tag, &utag, &mask);
-    umpi_status_t st = umpi_ucx_recv((char *) buf + datatype_ptr->true_lb, bytes, utag, mask, NULL, &ucx_req,
-                                     &info);
-    ucs_status_t s = UCS_OK;
+    umpi_status_t st = umpi_ucx_recv_blocking((char *) buf + datatype_ptr->true_lb, bytes, utag, mask, &w);
     if (umpi_unlikely(st != UMPI_OK)) {
-        if (st != UMPI_ERR_TRUNCATE) {
-            err = umpi__recv_error(st, source);
-            goto out;
-        }
-        s = UCS_ERR_MESSAGE_TRUNCATED;
-        info.sender_tag = utag;
-        info.length = bytes;
-    } else if (ucx_req != NULL) {
-        umpi_waiter_t w = {0};
-        while ((s = umpi_ucx_test_recv(ucx_req, &info)) == UCS_INPROGRESS)
-            umpi_progress_step(&w);
+        err = umpi__recv_error(st, source);
+        goto out;
     }
+    if (!w.done) {
+        umpi_waiter_t waiter = {0};
+        while (!w.done)
+            umpi_progress_step(&waiter);
+    }
+    ucs_status_t s = w.status;
+    ucp_tag_recv_info_t info = w.info;
     if (umpi_likely(s == UCS_OK)) {
         umpi__status_from_info(status, &info);
     } else if (s == UCS_ERR_MESSAGE_TRUNCATED) {

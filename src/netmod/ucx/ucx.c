@@ -210,12 +210,12 @@ umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t 
 }
 
 static umpi_status_t umpi__recv_result(ucs_status_ptr_t sp, umpi_request_t *req, void **ucx_req,
-                                       ucp_tag_recv_info_t *info, const char *what)
+                                       const ucp_tag_recv_info_t *info, const char *what)
 {
+    *ucx_req = NULL;
     if (umpi_unlikely(UCS_PTR_IS_ERR(sp))) {
         /* A waiting message longer than the buffer fails at once: report it as the completion. */
-        if (UCS_PTR_STATUS(sp) == UCS_ERR_MESSAGE_TRUNCATED && req != NULL) {
-            *ucx_req = NULL;
+        if (UCS_PTR_STATUS(sp) == UCS_ERR_MESSAGE_TRUNCATED) {
             req->net_status = UCS_ERR_MESSAGE_TRUNCATED;
             req->done = 1;
             return UMPI_OK;
@@ -223,35 +223,70 @@ static umpi_status_t umpi__recv_result(ucs_status_ptr_t sp, umpi_request_t *req,
         return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
     }
     if (sp == NULL) {
-        /* Completed at once (an unexpected eager message was waiting): info holds the result. */
-        *ucx_req = NULL;
-        if (req != NULL) {
-            umpi__recv_fill(req, UCS_OK, info);
-            req->done = 1;
-        }
+        /* Completed at once (only matched-message receives can): info holds the result. */
+        umpi__recv_fill(req, UCS_OK, info);
+        req->done = 1;
         return UMPI_OK;
     }
-    *ucx_req = sp;
-    if (req != NULL)
+    /* The callback may already have run inside the call, and released sp. */
+    if (!req->done) {
+        *ucx_req = sp;
         req->ucx_req = sp;
+    }
     return UMPI_OK;
 }
 
+/*
+ * Tagged receives deny immediate completion (UCP_OP_ATTR_FLAG_NO_IMM_CMPL): UCX 1.13 returns NULL
+ * for a receive matched at once without filling recv_info, so source, tag and length would be
+ * lost. With the flag, a message that is already here completes through the callback before
+ * ucp_tag_recv_nbx returns, and the callback always has the info.
+ */
 umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_request_t *req,
-                            void **ucx_req, ucp_tag_recv_info_t *info)
+                            void **ucx_req)
 {
     ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
         .datatype = ucp_dt_make_contig(1),
-        .recv_info.tag_info = info,
+        .cb.recv = umpi__recv_cb,
+        .user_data = req,
     };
-    if (req != NULL) {
-        p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        p.cb.recv = umpi__recv_cb;
-        p.user_data = req;
-    }
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
-    return umpi__recv_result(sp, req, ucx_req, info, "ucp_tag_recv_nbx");
+    return umpi__recv_result(sp, req, ucx_req, NULL, "ucp_tag_recv_nbx");
+}
+
+static void umpi__recv_wait_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    struct umpi_ucx_recv_wait *w = user_data;
+    w->status = st;
+    if (info != NULL)
+        w->info = *info;
+    ucp_request_free(ucx_req);
+    w->done = 1;
+}
+
+umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                                     struct umpi_ucx_recv_wait *w)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .datatype = ucp_dt_make_contig(1),
+        .cb.recv = umpi__recv_wait_cb,
+        .user_data = w,
+    };
+    w->done = 0;
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
+    if (UCS_PTR_IS_ERR(sp)) {
+        w->status = UCS_PTR_STATUS(sp);
+        if (w->status != UCS_ERR_MESSAGE_TRUNCATED)
+            return umpi_ucx_status(w->status, "ucp_tag_recv_nbx");
+        w->info.sender_tag = tag;
+        w->info.length = len;
+        w->done = 1;
+    }
+    return UMPI_OK;
 }
 
 umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,

@@ -106,15 +106,25 @@ static inline unsigned umpi_ucx_progress(void)
 }
 
 /*
- * Operations. Each either completes at once (returns UMPI_OK with *done = 1, status filled for
- * receives) or leaves a UCX request in flight that completes into req (req->done = 1,
- * req->status, req->error) from inside umpi_progress(). req may be NULL for blocking calls: then
- * the UCX request is returned in *ucx_req and the caller waits on it with umpi_ucx_wait_*.
+ * Operations. Each either completes at once (req->done = 1, status filled for receives) or leaves
+ * a UCX request in flight (*ucx_req) that completes into req (req->done, req->status,
+ * req->net_status) from inside umpi_progress(). Sends take req == NULL for blocking calls: the
+ * caller then waits on *ucx_req with umpi_ucx_test_send.
  */
 umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
                             umpi_request_t *req, void **ucx_req);
 umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
-                            umpi_request_t *req, void **ucx_req, ucp_tag_recv_info_t *info);
+                            umpi_request_t *req, void **ucx_req);
+
+/* A blocking receive without an MPI request: completion lands in this struct on the caller's
+ * stack (done, status, info), from UCX's callback. */
+struct umpi_ucx_recv_wait {
+    volatile int done;
+    ucs_status_t status;
+    ucp_tag_recv_info_t info;
+};
+umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                                     struct umpi_ucx_recv_wait *w);
 umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
                                 void **ucx_req, ucp_tag_recv_info_t *info);
 
@@ -122,13 +132,6 @@ umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, um
 static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
 {
     ucs_status_t st = ucp_request_check_status(ucx_req);
-    if (st != UCS_INPROGRESS)
-        ucp_request_free(ucx_req);
-    return st;
-}
-static inline ucs_status_t umpi_ucx_test_recv(void *ucx_req, ucp_tag_recv_info_t *info)
-{
-    ucs_status_t st = ucp_tag_recv_request_test(ucx_req, info);
     if (st != UCS_INPROGRESS)
         ucp_request_free(ucx_req);
     return st;
