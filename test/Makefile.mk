@@ -12,6 +12,7 @@ RUNTESTS_FLAGS =
 
 check-local:
 	@test -x "$(prefix)/bin/mpirun" || { echo "make check needs the installed tree: run make install first ($(prefix)/bin/mpirun is missing)"; exit 1; }
+	abs_top_builddir="$(abs_top_builddir)" abs_top_srcdir="$(abs_top_srcdir)" \
 	$(PYTHON3) $(top_srcdir)/test/runtests --prefix "$(prefix)" --builddir "$(abs_top_builddir)" $(RUNTESTS_FLAGS)
 
 clean-local: clean-local-runtests

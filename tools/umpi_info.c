@@ -70,9 +70,9 @@ static void umpi__print_build(void)
     umpi__row("PMIx", UMPI_PMIX_VERSION);
     umpi__row("hwloc", UMPI_HWLOC_VERSION);
 #ifdef UMPI_HAVE_CUDA_BUILD
-    umpi__row("CUDA", "yes, from " UMPI_CUDA_DIR " (libcuda is loaded at MPI_Init if present)");
+    umpi__row("CUDA", "toolkit found at " UMPI_CUDA_DIR "; GPU buffers are not supported yet (host memory only)");
 #else
-    umpi__row("CUDA", "no (configure found no nvcc): host memory only");
+    umpi__row("CUDA", "no toolkit found by configure; host memory only");
 #endif
 
     printf("\nRun time\n");
