@@ -99,7 +99,7 @@
                    #h ": not a builtin datatype handle");
 UMPI__BASIC_TYPES(UMPI__BASIC_CHECK)
 
-static umpi_dtype_t umpi__dt_builtin[256] = {
+umpi_dtype_t umpi_dtype_builtin[256] = {
     UMPI__BASIC_TYPES(UMPI__BASIC)
 #ifdef MPIX_C_FLOAT16
     UMPI__BASIC(MPIX_C_FLOAT16, uint16_t, 1)
@@ -136,13 +136,13 @@ static umpi_dtype_t umpi__dt_pair[UMPI__DT_FIRST_DERIVED] = {
     UMPI__PAIR(MPI_LONG_DOUBLE_INT, struct umpi__long_double_int, long double)
 };
 
-umpi_dtype_t *umpi_dtype_get(MPI_Datatype h)
+umpi_dtype_t *umpi_dtype_get_slow(MPI_Datatype h)
 {
     if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_DATATYPE))
         return NULL;
     switch (UMPI_HANDLE_KIND(h)) {
     case UMPI_KIND_BUILTIN: {
-        umpi_dtype_t *dt = &umpi__dt_builtin[UMPI__DT_SLOT(h)];
+        umpi_dtype_t *dt = &umpi_dtype_builtin[UMPI__DT_SLOT(h)];
         /* Empty slots have handle 0; a handle with a wrong size field does not match either. */
         return umpi_likely(dt->handle == h) ? dt : NULL;
     }

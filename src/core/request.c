@@ -24,14 +24,10 @@ umpi_request_t *umpi_request_alloc_grow(void)
     return p->free_list;
 }
 
-void umpi_request_release(umpi_request_t *r)
+void umpi_request_free_tmp(umpi_request_t *r)
 {
     free(r->tmp);
     r->tmp = NULL;
-    r->kind = 0;
-    r->next_free = umpi_request_pool.free_list;
-    umpi_request_pool.free_list = r;
-    umpi_request_pool.in_use--;
 }
 
 void umpi_request_pool_finalize(void)

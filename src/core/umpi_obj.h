@@ -162,8 +162,20 @@ typedef struct umpi_dtype {
     int committed;
 } umpi_dtype_t;
 
-/* NULL when h is not a valid datatype handle (MPI_DATATYPE_NULL included). */
-umpi_dtype_t *umpi_dtype_get(MPI_Datatype h);
+/* Builtin datatypes by the low byte of their handle (datatype.c). */
+extern umpi_dtype_t umpi_dtype_builtin[256];
+umpi_dtype_t *umpi_dtype_get_slow(MPI_Datatype h);
+
+/* NULL when h is not a valid datatype handle (MPI_DATATYPE_NULL included). Builtin types are one
+ * load and a compare (an empty slot, or a handle with a wrong size field, does not match). */
+static inline umpi_dtype_t *umpi_dtype_get(MPI_Datatype h)
+{
+    if (umpi_likely(((uint32_t) h >> 26) == ((UMPI_KIND_BUILTIN << 4) | UMPI_OBJ_DATATYPE))) {
+        umpi_dtype_t *dt = &umpi_dtype_builtin[(uint32_t) h & 0xff];
+        return umpi_likely(dt->handle == h) ? dt : NULL;
+    }
+    return umpi_dtype_get_slow(h);
+}
 
 /* Size of one element, fast for builtin basic types (size encoded in the handle). */
 static inline MPI_Count umpi_dtype_size_fast(MPI_Datatype h, const umpi_dtype_t *dt)

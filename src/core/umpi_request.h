@@ -115,16 +115,47 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
     }
     umpi_request_pool.free_list = r->next_free;
     umpi_request_pool.in_use++;
-    MPI_Request h = r->handle;
-    __builtin_memset(r, 0, sizeof(*r));
-    r->handle = h;
+    /* Field by field rather than memset: a memset of the whole object costs more than the
+     * receive it serves (measured: 13% of a receiver's time at 8-byte message rate).
+     * tmp and bsend_seg are NULL already: release and the completion path clear them. */
     r->kind = (uint8_t) kind;
-    r->comm = comm;
+    r->persistent = 0;
+    r->active = 0;
+    r->user_freed = 0;
+    r->slow_done = 0;
+    r->mode = 0;
+    r->done = 0;
     r->error = MPI_SUCCESS;
+    r->net_status = 0;
+    r->ucx_req = NULL;
+    r->ucx_msg = NULL;
+    r->status.MPI_SOURCE = 0;
+    r->status.MPI_TAG = 0;
+    r->status.MPI_ERROR = MPI_SUCCESS;
+    r->status.count_lo = 0;
+    r->status.count_hi_and_cancelled = 0;
+    r->comm = comm;
+    r->buf = NULL;
+    r->count = 0;
+    r->dt = NULL;
+    r->peer = MPI_PROC_NULL;
+    r->tag = 0;
     return r;
 }
 
-void umpi_request_release(umpi_request_t *r);
+void umpi_request_free_tmp(umpi_request_t *r);
+
+/* Back to the pool; the handle stops naming a request (kind 0). */
+static inline void umpi_request_release(umpi_request_t *r)
+{
+    if (umpi_unlikely(r->tmp != NULL))
+        umpi_request_free_tmp(r);
+    r->bsend_seg = NULL;
+    r->kind = 0;
+    r->next_free = umpi_request_pool.free_list;
+    umpi_request_pool.free_list = r;
+    umpi_request_pool.in_use--;
+}
 
 /* NULL when h does not name a request of ours that is in use. */
 static inline umpi_request_t *umpi_request_get(MPI_Request h)

@@ -38,23 +38,39 @@ static inline int umpi_p2p_request_inactive(umpi_request_t *req)
     return req == NULL || (req->persistent && !req->active);
 }
 
+int umpi_p2p_request_invalid(MPI_Request h, const char *argname, int index);
+
 /* Decodes a request handle for the wait/test functions: *req NULL for MPI_REQUEST_NULL;
  * MPI_ERR_REQUEST for anything that is not a request of ours. */
-int umpi_p2p_request_lookup(MPI_Request h, const char *argname, int index, umpi_request_t **req);
+static inline int umpi_p2p_request_lookup(MPI_Request h, const char *argname, int index, umpi_request_t **req)
+{
+    if (h == MPI_REQUEST_NULL) {
+        *req = NULL;
+        return MPI_SUCCESS;
+    }
+    umpi_request_t *r = umpi_request_get(h);
+    *req = NULL;
+    if (umpi_unlikely(r == NULL || r->kind == UMPI_REQ_MESSAGE))
+        return umpi_p2p_request_invalid(h, argname, index);
+    *req = r;
+    return MPI_SUCCESS;
+}
 
 /* Buffered sends (bsend.c). */
 int umpi_p2p_bsend(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm);
 void umpi_p2p_bsend_segment_done(void *seg);
 void umpi_p2p_bsend_finalize(void);
 
-/* The byte length of count elements, or an error code when it overflows. */
+/* The byte length of count elements, or an error code when it overflows (no division: this runs
+ * on every send and receive). */
 static inline int umpi_p2p_bytes(MPI_Count count, const umpi_dtype_t *dt, size_t *bytes)
 {
+    MPI_Count b;
     *bytes = 0;
-    if (umpi_unlikely(dt->size != 0 && count > (MPI_Count) (SIZE_MAX / 2) / dt->size))
+    if (umpi_unlikely(__builtin_mul_overflow(count, dt->size, &b)))
         return umpi_err_create(MPI_ERR_COUNT, "count %lld of %s is too large (overflows the byte count)",
                                (long long) count, dt->name ? dt->name : "datatype");
-    *bytes = (size_t) (count * dt->size);
+    *bytes = (size_t) b;
     return MPI_SUCCESS;
 }
 

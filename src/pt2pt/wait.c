@@ -21,24 +21,24 @@ void umpi_p2p_complete_slow(umpi_request_t *r)
         umpi_request_release(r);
 }
 
-int umpi_p2p_request_lookup(MPI_Request h, const char *argname, int index, umpi_request_t **req)
+int umpi_p2p_request_invalid(MPI_Request h, const char *argname, int index)
 {
-    if (h == MPI_REQUEST_NULL) {
-        *req = NULL;
-        return MPI_SUCCESS;
-    }
-    umpi_request_t *r = umpi_request_get(h);
-    if (umpi_unlikely(r == NULL || r->kind == UMPI_REQ_MESSAGE)) {
-        if (index >= 0)
-            return umpi_err_create(MPI_ERR_REQUEST, "invalid request 0x%x in argument '%s[%d]'", (unsigned) h,
-                                   argname, index);
-        return umpi_err_create(MPI_ERR_REQUEST, "invalid request 0x%x in argument '%s'", (unsigned) h, argname);
-    }
-    *req = r;
-    return MPI_SUCCESS;
+    if (index >= 0)
+        return umpi_err_create(MPI_ERR_REQUEST, "invalid request 0x%x in argument '%s[%d]'", (unsigned) h, argname,
+                               index);
+    return umpi_err_create(MPI_ERR_REQUEST, "invalid request 0x%x in argument '%s'", (unsigned) h, argname);
 }
 
-static int umpi__completion_error(umpi_request_t *r)
+static int umpi__completion_error_slow(umpi_request_t *r);
+
+static inline int umpi__completion_error(umpi_request_t *r)
+{
+    if (umpi_likely(r->net_status == UCS_OK))
+        return MPI_SUCCESS;
+    return umpi__completion_error_slow(r);
+}
+
+static int umpi__completion_error_slow(umpi_request_t *r)
 {
     switch (r->net_status) {
     case UCS_OK:
@@ -159,7 +159,13 @@ static int umpi__complete_many(int count, umpi_request_t **rs, MPI_Request reqs[
     umpi_comm_t *err_comm = NULL;
     for (int i = 0; i < count; i++) {
         umpi_request_t *r = rs[i];
-        if (r == NULL || umpi_p2p_request_inactive(r) || !r->done)
+        if (umpi_p2p_request_inactive(r)) {
+            /* -all forms give inactive entries the empty status; -some forms leave them out. */
+            if (indices == NULL && statuses != MPI_STATUSES_IGNORE)
+                umpi_status_set_empty(&statuses[i]);
+            continue;
+        }
+        if (!r->done)
             continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[indices ? n : i];
         umpi_comm_t *comm = r->comm;
@@ -192,15 +198,6 @@ static int umpi__complete_many(int count, umpi_request_t **rs, MPI_Request reqs[
                                 "(first failure: %s)", nfailed, msg);
 }
 
-static void umpi__empty_statuses(int count, umpi_request_t **rs, MPI_Status statuses[])
-{
-    if (statuses == MPI_STATUSES_IGNORE)
-        return;
-    for (int i = 0; i < count; i++)
-        if (umpi_p2p_request_inactive(rs[i]))
-            umpi_status_set_empty(&statuses[i]);
-}
-
 int umpi_impl_waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     umpi_request_t *stack[UMPI_REQS_ON_STACK], **rs;
@@ -209,7 +206,6 @@ int umpi_impl_waitall(int count, MPI_Request array_of_requests[], MPI_Status arr
     int err = umpi__decode(count, array_of_requests, stack, &rs);
     if (err != MPI_SUCCESS)
         goto out;
-    umpi__empty_statuses(count, rs, array_of_statuses);
     for (int i = 0; i < count; i++)
         if (!umpi_p2p_request_inactive(rs[i]))
             umpi_progress_wait(&rs[i]->done);
@@ -235,7 +231,6 @@ int umpi_impl_testall(int count, MPI_Request array_of_requests[], int *flag, MPI
             all = 0;
     *flag = all;
     if (all) {
-        umpi__empty_statuses(count, rs, array_of_statuses);
         err = umpi__complete_many(count, rs, array_of_requests, array_of_statuses, NULL, &ndone);
     }
     umpi__decode_free(stack, rs);
