@@ -1,12 +1,13 @@
 /* Persistent requests: MPI_Send_init and friends, MPI_Recv_init, MPI_Start, MPI_Startall. */
 #include "pt2pt/umpi_p2p.h"
 
-static int umpi__psend_init(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag,
-                            umpi_comm_t *comm, umpi_send_mode_t mode, MPI_Request *request)
+/* An inactive persistent request holding the operation's arguments. */
+static int umpi__persistent_new(umpi_req_kind_t kind, const void *buf, MPI_Count count, umpi_dtype_t *dt, int peer,
+                                int tag, umpi_comm_t *comm, umpi_send_mode_t mode, MPI_Request *request)
 {
     int err = MPI_SUCCESS;
     umpi_lock();
-    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_SEND, comm);
+    umpi_request_t *r = umpi_request_alloc(kind, comm);
     if (r == NULL) {
         err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
         goto out;
@@ -15,13 +16,19 @@ static int umpi__psend_init(const void *buf, MPI_Count count, umpi_dtype_t *dt, 
     r->buf = buf;
     r->count = count;
     r->dt = dt;
-    r->peer = dest;
+    r->peer = peer;
     r->tag = tag;
     r->mode = (uint8_t) mode;
     *request = r->handle;
 out:
     umpi_unlock();
     return err;
+}
+
+static int umpi__psend_init(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag,
+                            umpi_comm_t *comm, umpi_send_mode_t mode, MPI_Request *request)
+{
+    return umpi__persistent_new(UMPI_REQ_SEND, buf, count, dt, dest, tag, comm, mode, request);
 }
 
 int umpi_impl_send_init(const void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int dest, int tag,
@@ -51,23 +58,8 @@ int umpi_impl_bsend_init(const void *buf, MPI_Count count, umpi_dtype_t *datatyp
 int umpi_impl_recv_init(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
                         umpi_comm_t *comm_ptr, MPI_Request *request)
 {
-    int err = MPI_SUCCESS;
-    umpi_lock();
-    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm_ptr);
-    if (r == NULL) {
-        err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
-        goto out;
-    }
-    r->persistent = 1;
-    r->buf = buf;
-    r->count = count;
-    r->dt = datatype_ptr;
-    r->peer = source;
-    r->tag = tag;
-    *request = r->handle;
-out:
-    umpi_unlock();
-    return err;
+    return umpi__persistent_new(UMPI_REQ_RECV, buf, count, datatype_ptr, source, tag, comm_ptr, UMPI_SEND_STANDARD,
+                                request);
 }
 
 static int umpi__start(MPI_Request h, int index)

@@ -73,28 +73,34 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
     return MPI_SUCCESS;
 }
 
+int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
+                   umpi_request_t **out)
+{
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm);
+    if (umpi_unlikely(r == NULL))
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+    r->buf = buf;
+    r->count = count;
+    r->dt = dt;
+    r->peer = source;
+    r->tag = tag;
+    int err = umpi_p2p_irecv_start(r);
+    if (umpi_unlikely(err != MPI_SUCCESS)) {
+        umpi_request_release(r);
+        return err;
+    }
+    *out = r;
+    return MPI_SUCCESS;
+}
+
 int umpi_impl_irecv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
                     umpi_comm_t *comm_ptr, MPI_Request *request)
 {
-    int err;
+    umpi_request_t *r;
     umpi_lock();
-    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm_ptr);
-    if (umpi_unlikely(r == NULL)) {
-        err = umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
-        goto out;
-    }
-    r->buf = buf;
-    r->count = count;
-    r->dt = datatype_ptr;
-    r->peer = source;
-    r->tag = tag;
-    err = umpi_p2p_irecv_start(r);
-    if (umpi_unlikely(err != MPI_SUCCESS)) {
-        umpi_request_release(r);
-        goto out;
-    }
-    *request = r->handle;
-out:
+    int err = umpi_p2p_irecv(buf, count, datatype_ptr, source, tag, comm_ptr, &r);
+    if (umpi_likely(err == MPI_SUCCESS))
+        *request = r->handle;
     umpi_unlock();
     return err;
 }
@@ -103,19 +109,10 @@ out:
 static int umpi__recv_with_request(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag,
                                    umpi_comm_t *comm, MPI_Status *status)
 {
-    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm);
-    if (r == NULL)
-        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    r->peer = source;
-    r->tag = tag;
-    int err = umpi_p2p_irecv_start(r);
-    if (err != MPI_SUCCESS) {
-        umpi_request_release(r);
+    umpi_request_t *r;
+    int err = umpi_p2p_irecv(buf, count, dt, source, tag, comm, &r);
+    if (err != MPI_SUCCESS)
         return err;
-    }
     umpi_progress_wait(&r->done);
     MPI_Request h = r->handle;
     return umpi_p2p_request_complete(r, &h, status);

@@ -5,26 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int umpi__post_recv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
-                           umpi_request_t **out)
-{
-    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm);
-    if (r == NULL)
-        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
-    r->buf = buf;
-    r->count = count;
-    r->dt = dt;
-    r->peer = source;
-    r->tag = tag;
-    int err = umpi_p2p_irecv_start(r);
-    if (err != MPI_SUCCESS) {
-        umpi_request_release(r);
-        return err;
-    }
-    *out = r;
-    return MPI_SUCCESS;
-}
-
 /* Sends, then completes the posted receive; a failed send still completes (cancels) the receive. */
 static int umpi__send_then_wait(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype, int dest,
                                 int sendtag, umpi_comm_t *comm, umpi_request_t *r, MPI_Status *status)
@@ -44,7 +24,7 @@ int umpi_impl_sendrecv(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *s
 {
     umpi_request_t *r;
     umpi_lock();
-    int err = umpi__post_recv(recvbuf, recvcount, recvtype_ptr, source, recvtag, comm_ptr, &r);
+    int err = umpi_p2p_irecv(recvbuf, recvcount, recvtype_ptr, source, recvtag, comm_ptr, &r);
     if (err == MPI_SUCCESS)
         err = umpi__send_then_wait(sendbuf, sendcount, sendtype_ptr, dest, sendtag, comm_ptr, r, status);
     umpi_unlock();
@@ -65,7 +45,7 @@ int umpi_impl_sendrecv_replace(void *buf, MPI_Count count, umpi_dtype_t *datatyp
     if (tmp == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory staging %zu bytes", bytes);
     umpi_lock();
-    err = umpi__post_recv(tmp, (MPI_Count) bytes, umpi_dtype_get(MPI_BYTE), source, recvtag, comm_ptr, &r);
+    err = umpi_p2p_irecv(tmp, (MPI_Count) bytes, umpi_dtype_get(MPI_BYTE), source, recvtag, comm_ptr, &r);
     if (err == MPI_SUCCESS) {
         MPI_Status st;
         err = umpi__send_then_wait(buf, count, dt, dest, sendtag, comm_ptr, r, &st);

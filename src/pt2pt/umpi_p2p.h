@@ -21,6 +21,10 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 /* Posts a receive into req (req->buf/count/dt/peer/tag/comm already set). */
 int umpi_p2p_irecv_start(umpi_request_t *req);
 
+/* A new receive request, posted. */
+int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
+                   umpi_request_t **out);
+
 /* Called from the netmod's completion callback when req->slow_done is set: unpacks staged data,
  * returns bsend segments and requests freed by the user. */
 void umpi_p2p_complete_slow(umpi_request_t *req);

@@ -253,23 +253,30 @@ static int umpi__find_done(int count, umpi_request_t **rs)
     return active ? -1 : -2;
 }
 
+/* As umpi__find_done, after one progress pass if nothing is done yet; blocking: until one is. */
+static int umpi__poll_done(int count, umpi_request_t **rs, int block)
+{
+    umpi_waiter_t w = {0};
+    int i = umpi__find_done(count, rs);
+    if (i != -1)
+        return i;
+    umpi_progress();
+    i = umpi__find_done(count, rs);
+    while (block && i == -1) {
+        umpi_progress_step(&w);
+        i = umpi__find_done(count, rs);
+    }
+    return i;
+}
+
 static int umpi__any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status, int block)
 {
     umpi_request_t *stack[UMPI_REQS_ON_STACK], **rs;
-    umpi_waiter_t w = {0};
     umpi_lock();
     int err = umpi__decode(count, reqs, stack, &rs);
     if (err != MPI_SUCCESS)
         goto out;
-    int i = umpi__find_done(count, rs);
-    if (i == -1) {
-        umpi_progress();
-        i = umpi__find_done(count, rs);
-        while (block && i == -1) {
-            umpi_progress_step(&w);
-            i = umpi__find_done(count, rs);
-        }
-    }
+    int i = umpi__poll_done(count, rs, block);
     if (i == -2) {
         *index = MPI_UNDEFINED;
         *flag = 1;
@@ -303,20 +310,11 @@ static int umpi__some(int incount, MPI_Request reqs[], int *outcount, int indice
                       int block)
 {
     umpi_request_t *stack[UMPI_REQS_ON_STACK], **rs;
-    umpi_waiter_t w = {0};
     umpi_lock();
     int err = umpi__decode(incount, reqs, stack, &rs);
     if (err != MPI_SUCCESS)
         goto out;
-    int i = umpi__find_done(incount, rs);
-    if (i == -1) {
-        umpi_progress();
-        i = umpi__find_done(incount, rs);
-        while (block && i == -1) {
-            umpi_progress_step(&w);
-            i = umpi__find_done(incount, rs);
-        }
-    }
+    int i = umpi__poll_done(incount, rs, block);
     if (i == -2)
         *outcount = MPI_UNDEFINED;
     else
