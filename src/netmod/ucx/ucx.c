@@ -44,11 +44,11 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
         goto fail;
     }
     /* Eager up to our threshold unless the user tuned UCX directly (UCX's own variable wins). */
-    if (getenv("UCX_RNDV_THRESH") == NULL) {
-        char thresh[32];
-        snprintf(thresh, sizeof(thresh), "%zu", umpi_config.rndv_thresh);
+    const char *ucx_thresh = getenv("UCX_RNDV_THRESH");
+    char thresh[32];
+    snprintf(thresh, sizeof(thresh), "%zu", umpi_config.rndv_thresh);
+    if (ucx_thresh == NULL)
         ucp_config_modify(config, "RNDV_THRESH", thresh);
-    }
 
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -81,6 +81,10 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
         rc = umpi_ucx_status(st, "ucp_worker_query");
         goto fail;
     }
+    umpi_debug(1, "UCX %s: rendezvous from %s bytes (%s), eager below; worker thread mode %s",
+               ucp_get_version_string(), ucx_thresh ? ucx_thresh : thresh,
+               ucx_thresh ? "UCX_RNDV_THRESH" : "UMPI_RNDV_THRESH",
+               wparams.thread_mode == UCS_THREAD_MODE_SERIALIZED ? "serialized" : "single");
     rc = umpi_pmi_put(UMPI_UCX_ADDR_KEY, wattr.address, wattr.address_length);
     ucp_worker_release_address(umpi_ucx.worker, wattr.address);
     if (rc != UMPI_OK)
@@ -108,6 +112,8 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep)
     if (st != UCS_OK)
         return umpi_ucx_status(st, "ucp_ep_create");
     umpi_debug(2, "connected to rank %d", world_rank);
+    if (umpi_config.debug >= 2)
+        ucp_ep_print_info(umpi_ucx.eps[world_rank], stderr); /* the transports UCX chose */
     *ep = umpi_ucx.eps[world_rank];
     return UMPI_OK;
 }
