@@ -58,6 +58,8 @@ static int umpi__init(int required, int *provided)
         return umpi_err_create(MPI_ERR_OTHER, "%d ranks exceed the %d that the tag layout can address", pmi.size,
                                UMPI_UCX_MAX_RANKS);
 
+    umpi_progress_init(pmi.local_size);
+
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");

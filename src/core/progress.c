@@ -1,6 +1,8 @@
 /* Progress hooks beyond UCX (collective schedules and GPU pipelines register here). */
 #include "core/umpi_progress.h"
 
+#include <sched.h>
+
 #define UMPI_PROGRESS_MAX_HOOKS 8
 
 int umpi_progress_nhooks;
@@ -20,4 +22,27 @@ int umpi_progress_register(umpi_progress_hook_t hook)
         return -1;
     umpi__hooks[umpi_progress_nhooks++] = hook;
     return 0;
+}
+
+/*
+ * Spinning pays when the rank we wait for runs on another core; when ranks outnumber cores it only
+ * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per
+ * hop yielding at once, 4.2-5.2 us after 1000 polls). sched_yield costs about 0.3 us, which is why a
+ * rank with a core of its own spins first.
+ */
+#define UMPI_SPIN_DEFAULT 1000
+
+int umpi_progress_spin = UMPI_SPIN_DEFAULT;
+
+void umpi_progress_init(int local_ranks)
+{
+    if (umpi_config.spin_count >= 0) {
+        umpi_progress_spin = umpi_config.spin_count;
+        return;
+    }
+    cpu_set_t set;
+    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    umpi_progress_spin = local_ranks > cores ? 0 : UMPI_SPIN_DEFAULT;
+    umpi_debug(1, "%d ranks on this node, %d cores usable: %s (UMPI_SPIN_COUNT=%d)", local_ranks, cores,
+               umpi_progress_spin ? "spin before yielding" : "oversubscribed, yield when idle", umpi_progress_spin);
 }

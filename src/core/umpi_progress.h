@@ -4,7 +4,7 @@
  * A pass polls, in order: the UCX worker (completes requests through their callbacks), then the
  * registered hooks (collective schedules, GPU pipelines: later issues). Every blocking call waits
  * here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has made
- * no progress for umpi_config.spin_count polls yields its CPU on every further empty poll, so the
+ * no progress for umpi_progress_spin polls yields its CPU on every further empty poll, so the
  * rank it waits for can run.
  *
  * Thread contract: called with the big lock held (umpi_lock); umpi_progress_wait releases it
@@ -32,6 +32,11 @@ static inline unsigned umpi_progress(void)
     return n;
 }
 
+/* Polls before yielding, resolved at MPI_Init from UMPI_SPIN_COUNT and the node's load. */
+extern int umpi_progress_spin;
+/* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node. */
+void umpi_progress_init(int local_ranks);
+
 /* State of one blocking wait: how many empty polls so far. */
 typedef struct {
     int idle;
@@ -42,7 +47,7 @@ static inline void umpi_progress_step(umpi_waiter_t *w)
 {
     if (umpi_progress() != 0) {
         w->idle = 0;
-    } else if (++w->idle >= umpi_config.spin_count) {
+    } else if (++w->idle >= umpi_progress_spin) {
         umpi_unlock();
         sched_yield();
         umpi_lock();
