@@ -465,6 +465,7 @@ def gen_man(f, text_dir, version):
             summary, description = first.strip(), rest.strip('\n') or None
     out = ['.\\" %s' % GENERATED,
            '.TH %s 3 "" "umpi %s" "MPI"' % (f.name, version),
+           '.nh',  # no hyphenation: identifiers must stay whole
            '.SH NAME', '%s \\- %s' % (f.name, man_escape(summary)),
            '.SH SYNOPSIS', '.nf', '.B #include <mpi.h>', '']
     for _, large in f.variants():
