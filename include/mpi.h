@@ -32,7 +32,7 @@ extern "C" {
 #define MPI_SUBVERSION 1
 
 #define UMPI 1
-#define UMPI_VERSION_STRING "0.1.0"   /* keep equal to AC_INIT in configure.ac */
+/* UMPI_VERSION_STRING comes with the generated prototypes (mpi_proto.h), from configure.ac. */
 
 /* Exported from libmpi even though the library is built with -fvisibility=hidden. */
 #if defined(__GNUC__)

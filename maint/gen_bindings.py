@@ -405,9 +405,11 @@ def write(path, text):
     os.replace(tmp, path)
 
 
-def gen_proto(funcs):
+def gen_proto(funcs, version):
     out = ['/* MPI and PMPI prototypes of the functions umpi implements. %s */' % GENERATED,
-           '#ifndef MPI_PROTO_H', '#define MPI_PROTO_H', '']
+           '#ifndef MPI_PROTO_H', '#define MPI_PROTO_H', '',
+           '/* The version of umpi these prototypes belong to (configure.ac\'s AC_INIT). */',
+           '#define UMPI_VERSION_STRING "%s"' % version, '']
     for prefix in ('MPI_', 'PMPI_'):
         for f in funcs:
             for _, large in f.variants():
@@ -555,7 +557,7 @@ def main():
     ap.add_argument('--impl', help='output: umpi_impl.h')
     ap.add_argument('--man', help='output directory of the man3 pages')
     ap.add_argument('--man-text', help='directory of our texts MPI_X.txt merged into the pages')
-    ap.add_argument('--version', default='0.1.0')
+    ap.add_argument('--version', required=True)
     a = ap.parse_args()
 
     with open(a.apis) as f:
@@ -582,7 +584,7 @@ def main():
             impls[f.impl] = (f.ret, sig, [f.name])
 
     if a.proto:
-        write(a.proto, gen_proto(funcs))
+        write(a.proto, gen_proto(funcs, a.version))
     if a.impl:
         write(a.impl, gen_impl_header(impls))
     if a.bindings:
