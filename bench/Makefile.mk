@@ -4,6 +4,7 @@
 # MPI's own compiler wrapper (umpi's and every other MPI it finds), which one build tree cannot.
 benchdir = $(pkgdatadir)/bench
 dist_bench_DATA = bench/umpi_bench.h bench/osu_latency.c bench/osu_bw.c bench/osu_bibw.c \
+	bench/dtype_bench.h bench/dtype_vector.c bench/dtype_struct.c bench/dtype_pack.c \
 	bench/README.md
 dist_bench_SCRIPTS = bench/compare
 EXTRA_DIST += bench/NOTES.md

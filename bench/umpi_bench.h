@@ -66,7 +66,7 @@ struct bench_opts {
 
 /* OSU's defaults for each kind: enough iterations for stable small-message numbers, few
  * enough that a full run of the three benchmarks takes seconds on one node. */
-static void bench_opts_default(struct bench_opts *o, enum bench_kind kind)
+static inline void bench_opts_default(struct bench_opts *o, enum bench_kind kind)
 {
     memset(o, 0, sizeof(*o));
     o->kind = kind;
@@ -97,7 +97,7 @@ static const char *bench_title(enum bench_kind kind)
     return "?";
 }
 
-static void bench_usage(const char *prog, const struct bench_opts *o)
+static inline void bench_usage(const char *prog, const struct bench_opts *o)
 {
     fprintf(stderr,
             "usage: %s [options]   (run with exactly 2 ranks)\n"
@@ -115,7 +115,7 @@ static void bench_usage(const char *prog, const struct bench_opts *o)
 }
 
 /* Parse "A" or "A:B" as non-negative integers; *has_b tells whether B was given. */
-static int bench_parse_pair(const char *s, long *a, long *b, int *has_b)
+static inline int bench_parse_pair(const char *s, long *a, long *b, int *has_b)
 {
     char *end;
 
@@ -134,7 +134,7 @@ static int bench_parse_pair(const char *s, long *a, long *b, int *has_b)
 }
 
 /* Returns 0 to run, 1 when help was asked for, -1 on a bad option (message printed by rank 0). */
-static int bench_parse_args(int argc, char **argv, struct bench_opts *o, int rank)
+static inline int bench_parse_args(int argc, char **argv, struct bench_opts *o, int rank)
 {
     const char *optstr = o->kind == BENCH_LATENCY ? "m:i:x:h" : "m:i:x:W:h";
     long a, b;
@@ -198,13 +198,13 @@ bad:
 }
 
 /* The sweep: an optional 0, then powers of two (0 -> 1 -> 2 -> 4 ...). */
-static size_t bench_next_size(size_t size)
+static inline size_t bench_next_size(size_t size)
 {
     return size == 0 ? 1 : size * 2;
 }
 
 /* The smallest size of the sweep that is at least min. */
-static size_t bench_first_size(size_t min)
+static inline size_t bench_first_size(size_t min)
 {
     size_t s = 1;
 
@@ -215,19 +215,19 @@ static size_t bench_first_size(size_t min)
     return s;
 }
 
-static int bench_iters(const struct bench_opts *o, size_t size)
+static inline int bench_iters(const struct bench_opts *o, size_t size)
 {
     return size > BENCH_LARGE_SIZE ? o->iters_large : o->iters;
 }
 
-static int bench_skip(const struct bench_opts *o, size_t size)
+static inline int bench_skip(const struct bench_opts *o, size_t size)
 {
     return size > BENCH_LARGE_SIZE ? o->skip_large : o->skip;
 }
 
 /* The one place that allocates benchmark buffers: page-aligned host memory for now.
  * Returns 0 or -1. */
-static int bench_buf_alloc(void **buf, size_t len, enum bench_mem mem)
+static inline int bench_buf_alloc(void **buf, size_t len, enum bench_mem mem)
 {
     long page = sysconf(_SC_PAGESIZE);
     void *p = NULL;
@@ -249,7 +249,7 @@ static int bench_buf_alloc(void **buf, size_t len, enum bench_mem mem)
 }
 
 /* Write every byte before timing so the pages exist and sit in this rank's memory. */
-static void bench_buf_fill(void *buf, int byte, size_t len, enum bench_mem mem)
+static inline void bench_buf_fill(void *buf, int byte, size_t len, enum bench_mem mem)
 {
     switch (mem) {
     case BENCH_MEM_HOST:
@@ -258,7 +258,7 @@ static void bench_buf_fill(void *buf, int byte, size_t len, enum bench_mem mem)
     }
 }
 
-static void bench_buf_free(void *buf, enum bench_mem mem)
+static inline void bench_buf_free(void *buf, enum bench_mem mem)
 {
     switch (mem) {
     case BENCH_MEM_HOST:
@@ -267,7 +267,7 @@ static void bench_buf_free(void *buf, enum bench_mem mem)
     }
 }
 
-static void bench_print_header(const struct bench_opts *o)
+static inline void bench_print_header(const struct bench_opts *o)
 {
     printf("# " BENCH_NAME_PREFIX " MPI %s v" BENCH_VERSION "\n", bench_title(o->kind));
     if (o->kind == BENCH_LATENCY)
@@ -277,7 +277,7 @@ static void bench_print_header(const struct bench_opts *o)
     fflush(stdout);
 }
 
-static void bench_print_row(size_t size, double value)
+static inline void bench_print_row(size_t size, double value)
 {
     printf("%-*zu%*.*f\n", BENCH_SIZE_WIDTH, size, BENCH_FIELD_WIDTH, BENCH_PRECISION, value);
     fflush(stdout);
@@ -288,7 +288,7 @@ static void bench_print_row(size_t size, double value)
  * Each rank leaves only after the other has entered. */
 #define BENCH_TAG_SYNC 999
 
-static void bench_sync(int peer)
+static inline void bench_sync(int peer)
 {
     char out = 0, in;
 
@@ -298,7 +298,7 @@ static void bench_sync(int peer)
 
 /* Common start: MPI_Init, exactly two ranks, options. Returns 0 to run, nonzero to stop
  * (with MPI finalized and *exit_code set). */
-static int bench_init(int *argc, char ***argv, struct bench_opts *o, int *rank, int *exit_code)
+static inline int bench_init(int *argc, char ***argv, struct bench_opts *o, int *rank, int *exit_code)
 {
     int size, rc;
 
