@@ -69,6 +69,7 @@ static int umpi__init(int required, int *provided)
 
     umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
     umpi_global.state = UMPI_STATE_INITIALIZED;
+    umpi_info_env_setup();
     umpi_debug(1, "initialized: rank %d of %d%s, thread level %d", pmi.rank, pmi.size,
                pmi.singleton ? " (singleton)" : "", required);
     if (provided != NULL)

@@ -29,7 +29,7 @@ test_unit_test_datatype_SOURCES = test/unit/test_datatype.c src/core/datatype.c 
 test_unit_test_datatype_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_datatype_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
 
