@@ -33,6 +33,12 @@ test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
 
+# info lists and objects (issue 3)
+check_PROGRAMS += test/unit/test_info
+test_unit_test_info_SOURCES = test/unit/test_info.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_info_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_info_LDADD = $(UMPI_UNIT_LDADD)
+
 EXTRA_DIST += test/unit/testlist
 
 # The UCX tag layout and the MPI_Status count encoding: header-only, needs UCX's headers.
