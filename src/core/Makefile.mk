@@ -28,3 +28,6 @@ libmpi_la_SOURCES += \
 
 # --- info (issue 3) ---
 libmpi_la_SOURCES += src/core/info.c
+
+# --- attributes (issue 3) ---
+libmpi_la_SOURCES += src/core/umpi_attr.h src/core/attr_list.c

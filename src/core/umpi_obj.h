@@ -123,6 +123,7 @@ typedef struct umpi_comm {
     MPI_Errhandler errhandler;
     int refcount;
     char name[MPI_MAX_OBJECT_NAME];
+    struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;

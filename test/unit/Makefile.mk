@@ -15,7 +15,7 @@ test_unit_test_handle_SOURCES = test/unit/test_handle.c $(UMPI_UNIT_BASE)
 test_unit_test_handle_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_handle_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_err_SOURCES = test/unit/test_err.c src/core/attr.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_err_SOURCES = test/unit/test_err.c src/core/attr.c src/core/attr_list.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_err_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_err_LDADD = $(UMPI_UNIT_LDADD)
 
