@@ -39,6 +39,13 @@ test_unit_test_info_SOURCES = test/unit/test_info.c src/core/info.c $(UMPI_UNIT_
 test_unit_test_info_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_info_LDADD = $(UMPI_UNIT_LDADD)
 
+# attribute lists (issue 3)
+check_PROGRAMS += test/unit/test_attr
+test_unit_test_attr_SOURCES = test/unit/test_attr.c src/core/attr_list.c src/mpi/abi_symbols.c \
+	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_attr_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_attr_LDADD = $(UMPI_UNIT_LDADD)
+
 EXTRA_DIST += test/unit/testlist
 
 # The UCX tag layout and the MPI_Status count encoding: header-only, needs UCX's headers.
