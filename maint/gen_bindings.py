@@ -62,6 +62,8 @@ VALUE = {
     'ERROR_CLASS': ('int', None),
     'ERROR_CODE': ('int', None),
     'INDEX': ('int', None),
+    'INFO_VALUE_LENGTH': ('int', None),
+    'KEY_INDEX': ('int', None),
     'KEYVAL': ('int', None),
     'LOGICAL': ('int', None),
     'RANK': ('int', None),
@@ -129,7 +131,7 @@ class Param:
             if not self.func_type:
                 raise GenError('FUNCTION parameter %s has no func_type' % self.name)
             return self.func_type + ' *', ''
-        if self.kind == 'ARGUMENT_LIST' and self.dir == 'in':
+        if self.kind == 'ARGUMENT_LIST' and (self.dir == 'in' or self.pointer is False):
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
         if self.kind in OPAQUE_POINTER:
             return const + OPAQUE_POINTER[self.kind], ''
@@ -334,7 +336,11 @@ def entry_point(f, large, impl_sig):
                 b.check('umpi_check_op(%s, %s)' % (n, arg))
             elif k == 'THREAD_LEVEL':
                 b.check('umpi_check_thread_level(%s, %s)' % (n, arg))
-            # INFO, KEYVAL, ERROR_CODE, ERROR_CLASS, LOGICAL, FUNCTION, ...: the implementation
+            elif k == 'INFO':
+                # An info of hints (MPI_Alloc_mem, ...) may be MPI_INFO_NULL; the object an
+                # MPI_Info_* function works on may not.
+                b.check('umpi_check_info(%s, %d, %s)' % (n, not f.short.startswith('Info_'), arg))
+            # KEYVAL, ERROR_CODE, ERROR_CLASS, LOGICAL, FUNCTION, ...: the implementation
             # validates them against its own tables.
             continue
         if p.is_array:
@@ -529,6 +535,9 @@ def error_classes(f):
             add('MPI_ERR_BUFFER', 'NULL buffer with a nonzero amount of data.')
         elif k == 'OPERATION' and d == 'in':
             add('MPI_ERR_OP', 'Invalid operation.')
+        elif k == 'INFO' and d == 'in':
+            add('MPI_ERR_INFO', 'Invalid info object' +
+                (', or MPI_INFO_NULL.' if f.short.startswith('Info_') else '.'))
     why = []
     for p in f.all_params:
         if p.kind in ARRAY_LENGTH and p.dir == 'in':

@@ -25,3 +25,9 @@ libmpi_la_SOURCES += \
 	src/core/datatype.c \
 	src/core/env.c \
 	src/core/attr.c
+
+# --- info (issue 3) ---
+libmpi_la_SOURCES += src/core/info.c
+
+# --- attributes (issue 3) ---
+libmpi_la_SOURCES += src/core/umpi_attr.h src/core/attr_list.c

@@ -1,9 +1,11 @@
 /*
- * MPI_Comm_get_attr for the predefined attributes. User keyvals and caching come with issue 3.
+ * Communicator attributes: the predefined ones (values of the process, answered on every
+ * communicator) and user keyvals, cached on the communicator through attr_list.c.
  *
  * In C the attribute value is returned by reference: attribute_val is really a `void **` that
  * receives a pointer to an int holding the value (MPI 4.1, 7.7.2).
  */
+#include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
 
@@ -28,6 +30,13 @@ int umpi_impl_comm_get_attr(umpi_comm_t *comm_ptr, int comm_keyval, void *attrib
     int *slot;
     int value;
 
+    if (UMPI_HANDLE_KIND(comm_keyval) == UMPI_KIND_DIRECT) {
+        void *v = NULL;
+        int err = umpi_attr_get(UMPI_OBJ_COMM, comm_ptr->attrs, comm_keyval, &v, flag);
+        if (err == MPI_SUCCESS && *flag)
+            *(void **) attribute_val = v;
+        return err;
+    }
     /* Served on every communicator, not only MPI_COMM_WORLD: the values are process-wide and
      * programs commonly ask a duplicate of MPI_COMM_WORLD for MPI_TAG_UB. */
     switch (comm_keyval) {
@@ -58,4 +67,28 @@ int umpi_impl_comm_get_attr(umpi_comm_t *comm_ptr, int comm_keyval, void *attrib
     *(int **) attribute_val = slot;
     *flag = 1;
     return MPI_SUCCESS;
+}
+
+int umpi_impl_comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                 MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                                 int *comm_keyval, void *extra_state)
+{
+    return umpi_keyval_create(UMPI_OBJ_COMM, comm_copy_attr_fn, comm_delete_attr_fn, extra_state,
+                              comm_keyval);
+}
+
+int umpi_impl_comm_free_keyval(int *comm_keyval)
+{
+    return umpi_keyval_free(UMPI_OBJ_COMM, comm_keyval);
+}
+
+int umpi_impl_comm_set_attr(umpi_comm_t *comm_ptr, int comm_keyval, void *attribute_val)
+{
+    return umpi_attr_set(UMPI_OBJ_COMM, comm_ptr->handle, &comm_ptr->attrs, comm_keyval,
+                         attribute_val);
+}
+
+int umpi_impl_comm_delete_attr(umpi_comm_t *comm_ptr, int comm_keyval)
+{
+    return umpi_attr_delete(UMPI_OBJ_COMM, comm_ptr->handle, &comm_ptr->attrs, comm_keyval);
 }

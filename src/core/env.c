@@ -112,15 +112,30 @@ int umpi_impl_comm_size(umpi_comm_t *comm_ptr, int *size)
 
 /* Cache-line aligned: the memory is typically a communication buffer. */
 #define UMPI__ALLOC_MEM_ALIGN 64
+/* Largest alignment the mpi_minimum_memory_alignment hint may ask for (a huge page). */
+#define UMPI__ALLOC_MEM_MAX_ALIGN (1L << 30)
+
+/* The MPI 4.1 hint mpi_minimum_memory_alignment: a power of two in bytes. A value that is not one
+ * is ignored, as hints may be; smaller ones than our default change nothing. */
+static size_t umpi__alloc_mem_align(MPI_Info info)
+{
+    char val[32], *end;
+    if (info == MPI_INFO_NULL || !umpi_info_hint(info, "mpi_minimum_memory_alignment", val, sizeof(val)))
+        return UMPI__ALLOC_MEM_ALIGN;
+    long a = strtol(val, &end, 10);
+    if (end == val || *end != '\0' || a <= UMPI__ALLOC_MEM_ALIGN || a > UMPI__ALLOC_MEM_MAX_ALIGN ||
+        (a & (a - 1)) != 0)
+        return UMPI__ALLOC_MEM_ALIGN;
+    return (size_t) a;
+}
 
 int umpi_impl_alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     void *p = NULL;
     if (size < 0)
         return umpi_err_create(MPI_ERR_SIZE, "negative size %ld in argument 'size'", (long) size);
-    /* The info hints (e.g. memory kind) are not used yet; any info, MPI_INFO_NULL included, is
-     * accepted as the standard allows. Size 0 still yields a pointer MPI_Free_mem accepts. */
-    if (posix_memalign(&p, UMPI__ALLOC_MEM_ALIGN, size > 0 ? (size_t) size : 1) != 0)
+    /* Size 0 still yields a pointer MPI_Free_mem accepts. */
+    if (posix_memalign(&p, umpi__alloc_mem_align(info), size > 0 ? (size_t) size : 1) != 0)
         return umpi_err_create(MPI_ERR_NO_MEM, "cannot allocate %ld bytes", (long) size);
     *(void **) baseptr = p;
     return MPI_SUCCESS;

@@ -6,6 +6,7 @@
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
+#include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
@@ -69,6 +70,7 @@ static int umpi__init(int required, int *provided)
 
     umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
     umpi_global.state = UMPI_STATE_INITIALIZED;
+    umpi_info_env_setup();
     umpi_debug(1, "initialized: rank %d of %d%s, thread level %d", pmi.rank, pmi.size,
                pmi.singleton ? " (singleton)" : "", required);
     if (provided != NULL)
@@ -88,6 +90,9 @@ int umpi_impl_init_thread(int *argc, char ***argv, int required, int *provided)
 
 int umpi_impl_finalize(void)
 {
+    /* MPI 4.1 sec. 11.2.4: MPI_COMM_SELF's attributes are deleted first, while MPI is whole
+     * (MPI_Finalized still says false); then MPI_COMM_WORLD's, so that nothing is left behind. */
+    int attr_err = umpi_attr_finalize_builtin_comms();
     umpi_lock();
     umpi_p2p_bsend_finalize();
     umpi_ucx_flush();
@@ -100,6 +105,8 @@ int umpi_impl_finalize(void)
     umpi_request_pool_finalize();
     umpi_status_t st2 = umpi_pmi_finalize();
     umpi_objects_finalize();
+    if (attr_err != MPI_SUCCESS)
+        return attr_err;
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "the final fence with the other ranks failed");
     if (st2 != UMPI_OK)

@@ -123,6 +123,7 @@ typedef struct umpi_comm {
     MPI_Errhandler errhandler;
     int refcount;
     char name[MPI_MAX_OBJECT_NAME];
+    struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;
@@ -186,6 +187,54 @@ static inline MPI_Count umpi_dtype_size_fast(MPI_Datatype h, const umpi_dtype_t 
 /* Packs count elements of a non-contiguous type into dst (size*count bytes), and back. */
 void umpi_dtype_pack(const umpi_dtype_t *dt, const void *src, MPI_Count count, void *dst);
 void umpi_dtype_unpack(const umpi_dtype_t *dt, const void *src, MPI_Count bytes, void *dst);
+
+/* ---- info objects (info.c) ------------------------------------------------------------------- */
+
+/*
+ * An info object: (key, value) strings in insertion order, which is the order
+ * MPI_Info_get_nthkey reports. Info objects hold a handful of hints, so a plain array searched
+ * linearly beats any index. MPI_INFO_ENV is a builtin, read-only object filled at MPI_Init.
+ */
+struct umpi_info_entry {
+    char *key;
+    char *value;
+};
+
+typedef struct umpi_info {
+    MPI_Info handle;
+    int readonly;                   /* MPI_INFO_ENV: no set, delete or free */
+    int n, cap;
+    struct umpi_info_entry *entries;
+    pthread_mutex_t lock;           /* MPI_THREAD_MULTIPLE readers of a shared hint set */
+} umpi_info_t;
+
+extern struct umpi_handle_table umpi_info_table;
+/* NULL when h is not a live info object (MPI_INFO_NULL included). */
+static inline umpi_info_t *umpi_info_get(MPI_Info h)
+{
+    uint32_t k = UMPI_HANDLE_KIND(h);
+    if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_INFO ||
+                      (k != UMPI_KIND_BUILTIN && k != UMPI_KIND_DIRECT)))
+        return NULL;
+    return (umpi_info_t *) umpi_ht_get(&umpi_info_table, UMPI_HANDLE_INDEX(h));
+}
+
+/* The list operations, for other layers reading hints and for the unit test. Keys and values
+ * are assumed valid (the MPI functions check them). Each returns an umpi_status_t. */
+umpi_status_t umpi_info_list_set(umpi_info_t *info, const char *key, const char *value);
+/* The entry of key, or NULL; the pointer is valid until the object changes. */
+const struct umpi_info_entry *umpi_info_list_find(const umpi_info_t *info, const char *key);
+/* UMPI_ERR_NOT_FOUND when key is absent. */
+umpi_status_t umpi_info_list_delete(umpi_info_t *info, const char *key);
+umpi_status_t umpi_info_list_copy(const umpi_info_t *src, umpi_info_t *dst);
+void umpi_info_list_clear(umpi_info_t *info);
+
+/* Copies the value of key into buf (at most size bytes with the NUL) under the object's lock;
+ * returns 1 if the key is set, 0 if not, or when info is MPI_INFO_NULL or invalid. For hints. */
+int umpi_info_hint(MPI_Info info, const char *key, char *buf, size_t size);
+
+/* Fills MPI_INFO_ENV; called once MPI_Init knows the job (init.c). */
+void umpi_info_env_setup(void);
 
 /* ---- ops (predefined only until the collectives issue) ---------------------------------------- */
 

@@ -161,6 +161,16 @@ static inline int umpi_check_thread_level(int level, const char *arg)
     return umpi_err_create(MPI_ERR_ARG, "invalid thread level %d in argument '%s'", level, arg);
 }
 
+/* An info object; MPI_INFO_NULL where the call takes it as "no hints". */
+static inline int umpi_check_info(MPI_Info info, int null_ok, const char *arg)
+{
+    if (umpi_likely(umpi_info_get(info) != NULL) || (null_ok && info == MPI_INFO_NULL))
+        return MPI_SUCCESS;
+    if (info == MPI_INFO_NULL)
+        return umpi_err_create(MPI_ERR_INFO, "MPI_INFO_NULL in argument '%s'", arg);
+    return umpi_err_create(MPI_ERR_INFO, "invalid info 0x%x in argument '%s'", (unsigned) info, arg);
+}
+
 /* An output count of the int binding: values beyond int become MPI_UNDEFINED (MPI-4.0 sec. 3.2.5). */
 static inline int umpi_count_to_int(MPI_Count c)
 {

@@ -15,7 +15,7 @@ test_unit_test_handle_SOURCES = test/unit/test_handle.c $(UMPI_UNIT_BASE)
 test_unit_test_handle_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_handle_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_err_SOURCES = test/unit/test_err.c src/core/attr.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_err_SOURCES = test/unit/test_err.c src/core/attr.c src/core/attr_list.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_err_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_err_LDADD = $(UMPI_UNIT_LDADD)
 
@@ -29,9 +29,22 @@ test_unit_test_datatype_SOURCES = test/unit/test_datatype.c src/core/datatype.c 
 test_unit_test_datatype_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_datatype_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
+
+# info lists and objects (issue 3)
+check_PROGRAMS += test/unit/test_info
+test_unit_test_info_SOURCES = test/unit/test_info.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_info_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_info_LDADD = $(UMPI_UNIT_LDADD)
+
+# attribute lists (issue 3)
+check_PROGRAMS += test/unit/test_attr
+test_unit_test_attr_SOURCES = test/unit/test_attr.c src/core/attr_list.c src/mpi/abi_symbols.c \
+	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_attr_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_attr_LDADD = $(UMPI_UNIT_LDADD)
 
 EXTRA_DIST += test/unit/testlist
 
