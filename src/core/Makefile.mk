@@ -25,3 +25,14 @@ libmpi_la_SOURCES += \
 	src/core/datatype.c \
 	src/core/env.c \
 	src/core/attr.c
+
+# --- groups and communicators (issue 3) ---
+libmpi_la_SOURCES += \
+	src/core/umpi_comm.h \
+	src/core/umpi_context.h \
+	src/core/context.c \
+	src/core/group.c \
+	src/core/comm_create.c \
+	src/core/intercomm.c \
+	src/coll/umpi_coll_internal.h \
+	src/coll/internal.c
