@@ -59,6 +59,11 @@ VALUE = {
     'ARRAY_LENGTH_NNI': ('int', None),
     'ARRAY_LENGTH_PI': ('int', None),
     'COMM_SIZE': ('int', None),
+    'COMM_COMPARISON': ('int', None),
+    'GROUP_COMPARISON': ('int', None),
+    'COLOR': ('int', None),
+    'KEY': ('int', None),
+    'SPLIT_TYPE': ('int', None),
     'ERROR_CLASS': ('int', None),
     'ERROR_CODE': ('int', None),
     'INDEX': ('int', None),
@@ -124,6 +129,11 @@ class Param:
     def is_array(self):
         return self.length not in (None, '') and self.kind not in OPAQUE_POINTER
 
+    @property
+    def length_name(self):
+        """The parameter giving the array's (outer) length."""
+        return self.length[0] if isinstance(self.length, list) else self.length
+
     def c_type(self, large):
         """(type, suffix) of the C declaration: 'const int *', '' or 'MPI_Request ', '[]'."""
         const = 'const ' if self.const else ''
@@ -135,6 +145,9 @@ class Param:
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
         if self.kind in OPAQUE_POINTER:
             return const + OPAQUE_POINTER[self.kind], ''
+        if isinstance(self.length, list) and len(self.length) == 2 and self.length[1].isdigit() \
+                and self.kind in VALUE:
+            return const + VALUE[self.kind][0] + ' ', '[][%s]' % self.length[1]   # int ranges[][3]
         if isinstance(self.length, list):
             raise GenError('parameter %s is a %d-D array: teach maint/gen_bindings.py its C form'
                            % (self.name, len(self.length)))
@@ -175,9 +188,10 @@ class Func:
         self.anytime = 'anytime' in directives
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
+        self.raw = set(directives.get('raw', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
         names = {p.name for p in self.all_params}
-        for p in self.any | self.nullok:
+        for p in self.any | self.nullok | self.raw:
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
@@ -202,7 +216,7 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok') or (k == 'anytime') != (v == ''):
+                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw') or (k == 'anytime') != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
             funcs.append((line[0], d))
@@ -223,7 +237,8 @@ def impl_signature(f):
     classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi)."""
     out = []
     for p in f.params(f.has_large):
-        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array:
+        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array \
+                and p.name not in f.raw:
             out.append('%s *%s_ptr' % ('umpi_comm_t' if p.kind == 'COMMUNICATOR'
                                        else 'umpi_dtype_t', p.name))
         else:
@@ -275,7 +290,7 @@ def entry_point(f, large, impl_sig):
     byname = {p.name: p for p in params}
     b = Body()
     comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
-                 and not p.is_array), None)
+                 and not p.is_array and p.name not in f.raw), None)
     first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
 
     # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
@@ -302,10 +317,14 @@ def entry_point(f, large, impl_sig):
     for p in params:
         n, k, d = p.name, p.kind, p.dir
         arg = c_str(n)
-        if p is comm:
+        if p is comm or n in f.raw:
             continue
-        if k == 'COMMUNICATOR':
-            raise GenError('%s: a second communicator parameter (%s) needs a rule' % (cname, n))
+        if k == 'COMMUNICATOR' and d == 'in' and not p.is_array:
+            # a second input communicator (MPI_Comm_compare): decoded and checked like the first;
+            # errors still go to the first one's handler
+            b.decls.append('umpi_comm_t *%s_ptr;' % n)
+            b.check('umpi_check_comm(%s, &%s_ptr, %s)' % (n, n, arg))
+            continue
         if d == 'in' and not p.is_array and not p.is_ptr(large):
             if k == 'DATATYPE':
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
@@ -344,7 +363,7 @@ def entry_point(f, large, impl_sig):
             # validates them against its own tables.
             continue
         if p.is_array:
-            length = p.length if p.length != '*' else (first_length.name if first_length else None)
+            length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
             if length is None or length not in byname:
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
@@ -362,7 +381,8 @@ def entry_point(f, large, impl_sig):
     # Arguments of the implementation: decoded handles, widened counts, temporaries for outputs.
     args = []
     for p, idecl in zip(params, impl_sig):
-        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array:
+        if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array \
+                and p.name not in f.raw:
             args.append('%s_ptr' % p.name)
             continue
         if p.c_decl(large) == idecl:

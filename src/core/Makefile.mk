@@ -31,3 +31,13 @@ libmpi_la_SOURCES += src/core/info.c
 
 # --- attributes (issue 3) ---
 libmpi_la_SOURCES += src/core/umpi_attr.h src/core/attr_list.c
+# --- groups and communicators (issue 3) ---
+libmpi_la_SOURCES += \
+	src/core/umpi_comm.h \
+	src/core/umpi_context.h \
+	src/core/context.c \
+	src/core/group.c \
+	src/core/comm_create.c \
+	src/core/intercomm.c \
+	src/coll/umpi_coll_internal.h \
+	src/coll/internal.c

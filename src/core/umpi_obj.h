@@ -108,20 +108,62 @@ static inline umpi_errhandler_t *umpi_errhandler_get(MPI_Errhandler h)
 void umpi_errhandler_retain(umpi_errhandler_t *eh);
 void umpi_errhandler_release(umpi_errhandler_t *eh);
 
+/* ---- groups (group.c) ------------------------------------------------------------------------ */
+
+/*
+ * A group: an ordered set of processes, stored as their MPI_COMM_WORLD ranks (one int each).
+ * Immutable once made; shared by reference count between the user's handles and the
+ * communicators built on it. MPI_GROUP_EMPTY is a builtin one of size 0.
+ */
+typedef struct umpi_group {
+    MPI_Group handle;
+    int refcount;     /* user references + communicators using it; the builtin one is never freed */
+    int size;
+    int rank;         /* my rank in the group, or MPI_UNDEFINED */
+    int world[];      /* group rank -> MPI_COMM_WORLD rank */
+} umpi_group_t;
+
+extern struct umpi_handle_table umpi_group_table;
+static inline umpi_group_t *umpi_group_get(MPI_Group h)
+{
+    uint32_t k = UMPI_HANDLE_KIND(h);
+    if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_GROUP ||
+                      (k != UMPI_KIND_BUILTIN && k != UMPI_KIND_DIRECT)))
+        return NULL;
+    return (umpi_group_t *) umpi_ht_get(&umpi_group_table, UMPI_HANDLE_INDEX(h));
+}
+extern umpi_group_t umpi_group_empty;
+
+/* A new group of n processes given by world ranks (copied), with a fresh handle and refcount 1;
+ * NULL when out of memory. */
+umpi_group_t *umpi_group_new(int n, const int *world);
+void umpi_group_retain(umpi_group_t *g);
+void umpi_group_release(umpi_group_t *g);
+/* Rank in g of a world rank, or MPI_UNDEFINED. */
+int umpi_group_rank_of(const umpi_group_t *g, int world_rank);
+/* Validates a group argument: MPI_ERR_GROUP naming arg unless h is a group (MPI_GROUP_NULL is not). */
+int umpi_group_check(MPI_Group h, umpi_group_t **g, const char *arg);
+
 /* ---- communicators --------------------------------------------------------------------------- */
 
 /*
- * A communicator. Issue 2 has MPI_COMM_WORLD and MPI_COMM_SELF; issue 3 adds groups, dup/split,
- * intercommunicators, attributes. Point-to-point needs only rank translation and the context id.
+ * A communicator. Point-to-point needs only my rank, the peers' world ranks and the context id:
+ * for an intercommunicator the peers are the remote group, so world_rank maps remote ranks and
+ * remote_size bounds them, and the source of a message (the sender's rank in its own, local,
+ * group) is a remote rank at the receiver, as MPI wants.
  */
 typedef struct umpi_comm {
     MPI_Comm handle;
-    int rank;                 /* my rank in the communicator */
-    int size;
+    int rank;                 /* my rank in the (local) group */
+    int size;                 /* size of the (local) group */
+    int remote_size;          /* ranks a peer argument may name: size, or the remote group's size */
     uint32_t context_id;      /* point-to-point context; context_id + 1 is the collective context */
-    const int *world_rank;    /* comm rank -> MPI_COMM_WORLD rank; NULL means identity (world) */
+    const int *world_rank;    /* peer rank -> MPI_COMM_WORLD rank; NULL means identity (world) */
     MPI_Errhandler errhandler;
-    int refcount;
+    int refcount;             /* the user's handle + pending requests (umpi_request_alloc) */
+    int is_inter;
+    umpi_group_t *group;        /* local group */
+    umpi_group_t *remote_group; /* intercommunicators only */
     char name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
 } umpi_comm_t;
@@ -140,6 +182,15 @@ extern umpi_comm_t umpi_comm_world, umpi_comm_self;
 static inline int umpi_comm_to_world(const umpi_comm_t *c, int rank)
 {
     return c->world_rank ? c->world_rank[rank] : rank;
+}
+
+/* Drops a reference (a freed handle, a completed request); the last one destroys the object and
+ * returns its context id. Called with the big lock held. */
+void umpi_comm_release_slow(umpi_comm_t *c);
+static inline void umpi_comm_release(umpi_comm_t *c)
+{
+    if (umpi_unlikely(--c->refcount == 0))
+        umpi_comm_release_slow(c);
 }
 
 /* ---- datatypes ------------------------------------------------------------------------------- */

@@ -135,6 +135,7 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
     r->status.count_lo = 0;
     r->status.count_hi_and_cancelled = 0;
     r->comm = comm;
+    comm->refcount++; /* a freed communicator lives until its pending operations complete */
     r->buf = NULL;
     r->count = 0;
     r->dt = NULL;
@@ -152,6 +153,7 @@ static inline void umpi_request_release(umpi_request_t *r)
         umpi_request_free_tmp(r);
     r->bsend_seg = NULL;
     r->kind = 0;
+    umpi_comm_release(r->comm);
     r->next_free = umpi_request_pool.free_list;
     umpi_request_pool.free_list = r;
     umpi_request_pool.in_use--;

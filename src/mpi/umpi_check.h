@@ -44,14 +44,15 @@ static inline int umpi_check_dtype(MPI_Datatype dtype, umpi_dtype_t **dtype_ptr,
                            (unsigned) dtype, arg);
 }
 
-/* A peer rank: valid in comm, MPI_PROC_NULL, or MPI_ANY_SOURCE where the call accepts it. */
+/* A peer rank: valid in comm, MPI_PROC_NULL, or MPI_ANY_SOURCE where the call accepts it. Peers of
+ * an intercommunicator are the ranks of its remote group (remote_size). */
 static inline int umpi_check_rank(int rank, const umpi_comm_t *comm, int allow_any, const char *arg)
 {
-    if (umpi_likely((unsigned) rank < (unsigned) comm->size) || rank == MPI_PROC_NULL ||
+    if (umpi_likely((unsigned) rank < (unsigned) comm->remote_size) || rank == MPI_PROC_NULL ||
         (allow_any && rank == MPI_ANY_SOURCE))
         return MPI_SUCCESS;
-    return umpi_err_create(MPI_ERR_RANK, "invalid rank %d in argument '%s' (communicator size %d)",
-                           rank, arg, comm->size);
+    return umpi_err_create(MPI_ERR_RANK, "invalid rank %d in argument '%s' (%s size %d)", rank, arg,
+                           comm->is_inter ? "remote group" : "communicator", comm->remote_size);
 }
 
 /* The root of a collective (intercommunicator roots MPI_ROOT/MPI_PROC_NULL come with them). */

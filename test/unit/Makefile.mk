@@ -52,3 +52,8 @@ EXTRA_DIST += test/unit/testlist
 check_PROGRAMS += test/unit/test_tags
 test_unit_test_tags_SOURCES = test/unit/test_tags.c
 test_unit_test_tags_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) $(UCX_CFLAGS)
+
+# Context-id bitmaps of communicators (pure logic).
+check_PROGRAMS += test/unit/test_context
+test_unit_test_context_SOURCES = test/unit/test_context.c src/core/context.c
+test_unit_test_context_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
