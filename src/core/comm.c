@@ -3,6 +3,7 @@
  * agreement, and the local queries (compare, names, intercommunicator queries). Constructors are
  * in comm_create.c (intracommunicators) and intercomm.c.
  */
+#include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
 
 #include <stdlib.h>
@@ -124,11 +125,20 @@ static int umpi__comm_user(MPI_Comm h, umpi_comm_t **c)
     return MPI_SUCCESS;
 }
 
+/* The attributes go first, delete callbacks in the standard's order; a failing callback fails the
+ * free and leaves the communicator as it was. Callbacks are user code: no big lock held. */
+static int umpi__comm_delete_attrs(umpi_comm_t *c)
+{
+    return umpi_attr_list_delete(UMPI_OBJ_COMM, c->handle, &c->attrs);
+}
+
 /* Marks the communicator for deallocation: it goes once its pending operations complete. */
 int umpi_impl_comm_free(MPI_Comm *comm)
 {
     umpi_comm_t *c;
     int err = umpi__comm_user(*comm, &c);
+    if (err == MPI_SUCCESS)
+        err = umpi__comm_delete_attrs(c);
     if (err != MPI_SUCCESS)
         return err;
     umpi_lock();
@@ -143,6 +153,8 @@ int umpi_impl_comm_disconnect(MPI_Comm *comm)
 {
     umpi_comm_t *c;
     int err = umpi__comm_user(*comm, &c);
+    if (err == MPI_SUCCESS)
+        err = umpi__comm_delete_attrs(c);
     if (err != MPI_SUCCESS)
         return err;
     umpi_lock();

@@ -3,6 +3,7 @@
  * MPI_Comm_create_group, MPI_Comm_split, MPI_Comm_split_type. Each agrees on a context pair
  * (comm.c) and then builds the object locally; processes outside the new group get MPI_COMM_NULL.
  */
+#include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
 #include "pmi/umpi_pmi.h"
 
@@ -17,6 +18,18 @@ int umpi_impl_comm_dup(umpi_comm_t *comm_ptr, MPI_Comm *newcomm)
     if (err == MPI_SUCCESS)
         err = umpi_comm_new(comm_ptr, comm_ptr->group, comm_ptr->remote_group, context, newcomm);
     umpi_unlock();
+    if (err != MPI_SUCCESS)
+        return err;
+    /* Copy callbacks are user code that may call MPI: run them outside the big lock. A failing
+     * one fails the dup (the standard's rule) and the new communicator goes again. */
+    umpi_comm_t *c = umpi_comm_get(*newcomm);
+    err = umpi_attr_list_copy(UMPI_OBJ_COMM, comm_ptr->handle, comm_ptr->attrs, c->handle, &c->attrs);
+    if (err != MPI_SUCCESS) {
+        umpi_lock();
+        umpi_comm_release(c);
+        umpi_unlock();
+        *newcomm = MPI_COMM_NULL;
+    }
     return err;
 }
 
