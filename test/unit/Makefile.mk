@@ -25,7 +25,8 @@ test_unit_test_knobs_SOURCES = test/unit/test_knobs.c src/core/handle.c src/core
 test_unit_test_knobs_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_knobs_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_datatype_SOURCES = test/unit/test_datatype.c src/core/datatype.c $(UMPI_UNIT_BASE)
+UMPI_UNIT_DTYPE = src/core/datatype.c src/core/datatype_type.c src/core/datatype_engine.c
+test_unit_test_datatype_SOURCES = test/unit/test_datatype.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_BASE)
 test_unit_test_datatype_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_datatype_LDADD = $(UMPI_UNIT_LDADD)
 
