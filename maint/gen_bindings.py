@@ -431,10 +431,10 @@ def entry_point(f, large, impl_sig):
                 '        umpi_err_uninitialized(%s);' % c_str(cname)]
     out += b.lines
     out += ['    err = umpi_impl_%s(%s);' % (f.impl, ', '.join(args))]
-    out += ['    free(%s);' % t for t in frees]
     out += ['    if (umpi_unlikely(err != MPI_SUCCESS))',
             '        goto fail;']
     out += b.after
+    out += ['    free(%s);' % t for t in frees]
     out += ['    return MPI_SUCCESS;',
             'fail:']
     out += ['    free(%s);' % t for t in frees]

@@ -150,6 +150,8 @@ static inline void umpi_request_release(umpi_request_t *r)
 {
     if (umpi_unlikely(r->tmp != NULL))
         umpi_request_free_tmp(r);
+    if (r->dt != NULL)
+        umpi_dtype_release(r->dt); /* the reference the operation held (derived types only) */
     r->bsend_seg = NULL;
     r->kind = 0;
     r->next_free = umpi_request_pool.free_list;

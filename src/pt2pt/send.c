@@ -24,18 +24,26 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         return MPI_SUCCESS;
     }
 
+    /* Contiguous data goes as bytes; other types through the UCX generic datatype, packed by our
+     * engine into UCX's fragments (ucx_dtype.c): the "buffer" is a request naming buf, count and
+     * dt (for a blocking send, one on the stack: it lives until the send completes here). */
     const void *data = (const char *) buf + dt->true_lb;
-    void *tmp = NULL;
+    size_t len = bytes;
+    ucp_datatype_t udt = ucp_dt_make_contig(1);
+    umpi_request_t view;
     if (umpi_unlikely(!dt->contig)) {
-        tmp = malloc(bytes ? bytes : 1);
-        if (tmp == NULL)
-            return umpi_err_create(MPI_ERR_OTHER, "out of memory packing %zu bytes of %s", bytes, dt->name);
-        umpi_dtype_pack(dt, buf, count, tmp);
-        data = tmp;
-        if (req != NULL) {
-            free(req->tmp); /* a persistent request's staging buffer from its previous start */
-            req->tmp = tmp;
+        umpi_request_t *v = req != NULL ? req : &view;
+        if (req != NULL && req->dt != dt) {
+            umpi_dtype_retain(dt); /* the engine reads dt until the send completes */
+            if (req->dt != NULL)
+                umpi_dtype_release(req->dt);
         }
+        v->buf = buf;
+        v->count = count;
+        v->dt = dt;
+        data = v;
+        len = 1;
+        udt = umpi_ucx.dt_generic;
     }
 
     ucp_ep_h ep;
@@ -43,14 +51,10 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
     int world = umpi_comm_to_world(comm, dest);
     umpi_status_t st = umpi_ucx_ep(world, &ep);
     if (umpi_likely(st == UMPI_OK))
-        st = umpi_ucx_send(ep, data, bytes, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
-                           mode == UMPI_SEND_SYNC, req, &ucx_req);
-    if (umpi_unlikely(st != UMPI_OK)) {
-        if (req != NULL && req->tmp == tmp)
-            req->tmp = NULL;
-        free(tmp);
+        st = umpi_ucx_send_dt(ep, data, len, udt, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
+                              mode == UMPI_SEND_SYNC, req, &ucx_req);
+    if (umpi_unlikely(st != UMPI_OK))
         return umpi__send_error(st, dest, world);
-    }
     umpi_debug(3, "send %zu bytes to rank %d tag %d (context %u, %s)", bytes, dest, tag, comm->context_id,
                ucx_req ? "in flight" : "done");
 
@@ -63,8 +67,6 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }
-    if (req == NULL)
-        free(tmp);
     return err;
 }
 
