@@ -23,20 +23,17 @@ static void umpi__status_from_info(MPI_Status *status, const ucp_tag_recv_info_t
     umpi_status_set_bytes(status, (MPI_Count) info->length);
 }
 
-/* Where UCX delivers: contiguous data straight into the buffer; other types through the UCX
- * generic datatype, whose state is the request itself (see umpi_ucx.h): the engine unpacks each
- * fragment in place as it arrives, no staging copy. */
-static void umpi__recv_target(umpi_request_t *r, size_t bytes, void **data, size_t *len, ucp_datatype_t *udt)
+/* Where UCX delivers: contiguous data straight into the buffer; other types as an iov list or
+ * through the UCX generic datatype, unpacked fragment by fragment as they arrive (p2p_dtype.c). */
+static int umpi__recv_target(umpi_request_t *r, size_t bytes, void **data, size_t *len, ucp_datatype_t *udt)
 {
     if (umpi_likely(r->dt->contig)) {
         *data = (char *) r->buf + r->dt->true_lb;
         *len = bytes;
         *udt = ucp_dt_make_contig(1);
-        return;
+        return MPI_SUCCESS;
     }
-    *data = r;
-    *len = 1;
-    *udt = umpi_ucx.dt_generic;
+    return umpi_p2p_dt_target(r, bytes, data, len, udt);
 }
 
 static int umpi__recv_error(umpi_status_t st, int source)
@@ -62,7 +59,9 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
     }
     size_t len;
     ucp_datatype_t udt;
-    umpi__recv_target(r, bytes, &data, &len, &udt);
+    err = umpi__recv_target(r, bytes, &data, &len, &udt);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
     umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask, r, &ucx_req);
     if (umpi_unlikely(st != UMPI_OK))
@@ -296,7 +295,9 @@ static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_M
     r->tag = r->status.MPI_TAG;
     size_t len;
     ucp_datatype_t udt;
-    umpi__recv_target(r, bytes, &data, &len, &udt);
+    err = umpi__recv_target(r, bytes, &data, &len, &udt);
+    if (err != MPI_SUCCESS)
+        return err;
     /* The probe's info stands for an immediate completion, for which UCX reports nothing. */
     info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG);
     info.length = (size_t) umpi_status_get_bytes(&r->status);

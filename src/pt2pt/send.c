@@ -24,13 +24,14 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         return MPI_SUCCESS;
     }
 
-    /* Contiguous data goes as bytes; other types through the UCX generic datatype, packed by our
-     * engine into UCX's fragments (ucx_dtype.c): the "buffer" is a request naming buf, count and
-     * dt (for a blocking send, one on the stack: it lives until the send completes here). */
+    /* Contiguous data goes as bytes; other types as an iov list or through the UCX generic
+     * datatype (p2p_dtype.c), described by a request naming buf, count and dt: req, or for a
+     * blocking send one on the stack, which lives until the send completes here. */
     const void *data = (const char *) buf + dt->true_lb;
     size_t len = bytes;
     ucp_datatype_t udt = ucp_dt_make_contig(1);
     umpi_request_t view;
+    view.tmp = NULL;
     if (umpi_unlikely(!dt->contig)) {
         umpi_request_t *v = req != NULL ? req : &view;
         if (req != NULL && req->dt != dt) {
@@ -41,9 +42,9 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         v->buf = buf;
         v->count = count;
         v->dt = dt;
-        data = v;
-        len = 1;
-        udt = umpi_ucx.dt_generic;
+        err = umpi_p2p_dt_target(v, bytes, (void **) &data, &len, &udt);
+        if (umpi_unlikely(err != MPI_SUCCESS))
+            return err;
     }
 
     ucp_ep_h ep;
@@ -53,8 +54,10 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
     if (umpi_likely(st == UMPI_OK))
         st = umpi_ucx_send_dt(ep, data, len, udt, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
                               mode == UMPI_SEND_SYNC, req, &ucx_req);
-    if (umpi_unlikely(st != UMPI_OK))
+    if (umpi_unlikely(st != UMPI_OK)) {
+        free(view.tmp);
         return umpi__send_error(st, dest, world);
+    }
     umpi_debug(3, "send %zu bytes to rank %d tag %d (context %u, %s)", bytes, dest, tag, comm->context_id,
                ucx_req ? "in flight" : "done");
 
@@ -67,6 +70,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }
+    free(view.tmp);
     return err;
 }
 

@@ -157,6 +157,38 @@ static void test_subarray(int n)
     free(b);
 }
 
+static void test_large_blocks(void)
+{
+    /* 4 blocks of 64 KiB, 64 KiB apart, two elements: few large blocks (umpi: an iov list) */
+    enum { B = 16384 };
+    int *src = malloc(16 * B * sizeof(int)), *dst = malloc(16 * B * sizeof(int));
+    MPI_Datatype v;
+    MPI_Status st;
+    MPI_Type_vector(4, B, 2 * B, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(v, &lb, &ext);
+    for (int i = 0; i < 16 * B; i++)
+        src[i] = i, dst[i] = -1;
+    /* the second element starts at the extent (7 blocks), so it overlaps the first one's gaps */
+    xfer(src, 2, v, dst, 2, v, &st);
+    if (receiver()) {
+        int bad = 0;
+        for (int i = 0; i < 16 * B; i++) {
+            long blk = i / B;
+            int in = (blk % 2 == 0 && blk < 8) || (blk >= 7 && (blk - 7) % 2 == 0 && blk - 7 < 8);
+            bad += dst[i] != (in ? i : -1);
+        }
+        MT_CHECK(bad == 0, "large blocks: %d wrong", bad);
+        int c;
+        MPI_Get_count(&st, v, &c);
+        MT_CHECK(c == 2 && ext == 7 * B * (MPI_Aint) sizeof(int), "count %d extent %ld", c, (long) ext);
+    }
+    MPI_Type_free(&v);
+    free(src);
+    free(dst);
+}
+
 static void test_pack(void)
 {
     /* pack a vector of 3 ints and a double, unpack them; then pack in pieces and unpack as a whole */
@@ -251,6 +283,7 @@ int main(int argc, char **argv)
         test_indexed_struct();
         test_subarray(8);
         test_subarray(1024);
+        test_large_blocks();
         test_pack();
         test_free_pending();
         test_truncate();
