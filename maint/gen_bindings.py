@@ -143,6 +143,8 @@ class Param:
             return self.func_type + ' *', ''
         if self.kind == 'ARGUMENT_LIST' and self.dir == 'in':
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
+        if self.kind == 'STRING' and self.pointer is False and self.length == '*':
+            return const + 'char ', '[]'          # MPI_Unpack_external's datarep, as MPICH has it
         if self.kind in OPAQUE_POINTER:
             return const + OPAQUE_POINTER[self.kind], ''
         if isinstance(self.length, list):
