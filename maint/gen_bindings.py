@@ -61,6 +61,10 @@ VALUE = {
     'DISPLACEMENT': ('MPI_Aint', None),
     # plain integers
     'COMBINER': ('int', None),
+    'COMM_SIZE_PI': ('int', None),
+    'DISTRIB_ENUM': ('int', None),
+    'DTYPE_DISTRIBUTION': ('int', None),
+    'PROCESS_GRID_SIZE': ('int', None),
     'GENERIC_DTYPE_INT': ('int', None),
     'GENERIC_DTYPE_COUNT': ('MPI_Count', None),
     'ORDER': ('int', None),
@@ -335,8 +339,10 @@ def entry_point(f, large, impl_sig):
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
             elif k in ('RANK', 'RANK_NNI'):
-                if comm is None:
+                if comm is None and 'COMM_SIZE_PI' not in {q.kind for q in params}:
                     raise GenError('%s: rank %s without a communicator' % (cname, n))
+                if comm is None:
+                    continue    # MPI_Type_create_darray: a rank of its size argument, checked there
                 if n == 'root':
                     b.check('umpi_check_root(%s, %s_ptr, %s)' % (n, comm.name, arg))
                 else:

@@ -207,6 +207,9 @@ umpi_status_t umpi_dtype_compile(umpi_dtype_t *dt)
     case MPI_COMBINER_SUBARRAY:
         st = umpi__subarray(&l, dt);
         break;
+    case MPI_COMBINER_DARRAY:
+        st = umpi__rep_type(&l, dt->shadow, 0, 1, 0);
+        break;
     default:
         st = UMPI_ERR_INTERN;
         umpi_status_msg("cannot compile datatype combiner %d", dt->combiner);

@@ -104,6 +104,9 @@ static void umpi__walk(struct umpi__x32 *x, const umpi_dtype_t *t, char *base)
     case MPI_COMBINER_RESIZED:
         umpi__walk(x, old, base);
         break;
+    case MPI_COMBINER_DARRAY:
+        umpi__walk(x, t->shadow, base);
+        break;
     case MPI_COMBINER_CONTIGUOUS:
         for (MPI_Count i = 0; i < c[0]; i++)
             umpi__walk(x, old, base + i * old->extent);

@@ -186,6 +186,140 @@ int umpi_impl_type_create_subarray(int ndims, const MPI_Count array_of_sizes[], 
     return err;
 }
 
+/* The indices of dimension d that process coordinate r owns: blocks (start, length). */
+static MPI_Count umpi__darray_blocks(MPI_Count g, int distrib, int darg, int p, int r, MPI_Count *start,
+                                     MPI_Count *len)
+{
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        start[0] = 0, len[0] = g;
+        return g > 0;
+    }
+    MPI_Count b = distrib == MPI_DISTRIBUTE_BLOCK ? (darg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : darg)
+                                                  : (darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg);
+    MPI_Count n = 0;
+    for (MPI_Count s = (MPI_Count) r * b; s < g; s += (MPI_Count) p * b) {
+        start[n] = s;
+        len[n++] = s + b <= g ? b : g - s;
+        if (distrib == MPI_DISTRIBUTE_BLOCK)
+            break;
+    }
+    return n;
+}
+
+/*
+ * The data of a darray as a tree of hindexed types, fastest dimension innermost: level d lists the
+ * indices this process owns along dimension d at their byte offsets in the global array.
+ */
+static int umpi__darray_shadow(int rank, int ndims, const MPI_Count *gsizes, const int *distribs, const int *dargs,
+                               const int *psizes, int order, umpi_dtype_t *old, umpi_dtype_t **out)
+{
+    int coords[ndims], err = MPI_SUCCESS;
+    for (int d = ndims - 1, r = rank; d >= 0; d--) { /* the process grid is row-major */
+        coords[d] = r % psizes[d];
+        r /= psizes[d];
+    }
+    umpi_dtype_t *cur = old;
+    umpi_dtype_retain(old);
+    MPI_Aint stride = old->extent;
+    for (int i = 0; i < ndims && err == MPI_SUCCESS; i++) {
+        int d = order == MPI_ORDER_C ? ndims - 1 - i : i;
+        MPI_Count g = gsizes[d];
+        MPI_Count *start = malloc((size_t) g * sizeof(MPI_Count)), *len = malloc((size_t) g * sizeof(MPI_Count));
+        MPI_Count *c = malloc((size_t) (1 + 2 * g) * sizeof(MPI_Count));
+        if (start == NULL || len == NULL || c == NULL) {
+            err = umpi__nomem("darray");
+        } else {
+            /* c = [n, 1 x n, byte displacement of each owned index] */
+            MPI_Count nb = umpi__darray_blocks(g, distribs[d], dargs[d], psizes[d], coords[d], start, len), n = 0;
+            for (MPI_Count k = 0; k < nb; k++)
+                n += len[k];
+            c[0] = n;
+            for (MPI_Count k = 0, at = 0; k < nb; k++)
+                for (MPI_Count j = 0; j < len[k]; j++, at++) {
+                    c[1 + at] = 1;
+                    c[1 + n + at] = (start[k] + j) * stride;
+                }
+            MPI_Count total = n;
+            umpi_dtype_t *next;
+            if (umpi_dtype_create(MPI_COMBINER_HINDEXED, c, 1 + 2 * total, NULL, 0, &cur, 1, &next) != UMPI_OK)
+                err = umpi__nomem("darray");
+            else {
+                umpi_dtype_release(cur);
+                cur = next;
+            }
+        }
+        free(start), free(len), free(c);
+        stride *= g;
+    }
+    if (err != MPI_SUCCESS) {
+        umpi_dtype_release(cur);
+        return err;
+    }
+    *out = cur;
+    return MPI_SUCCESS;
+}
+
+int umpi_impl_type_create_darray(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                                 const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+                                 int order, umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
+{
+    if (size <= 0)
+        return umpi_err_create(MPI_ERR_ARG, "invalid size %d in argument 'size'", size);
+    if (rank < 0 || rank >= size)
+        return umpi_err_create(MPI_ERR_RANK, "invalid rank %d in argument 'rank' (size %d)", rank, size);
+    if (ndims <= 0)
+        return umpi_err_create(MPI_ERR_ARG, "invalid ndims %d in argument 'ndims' (must be positive)", ndims);
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return umpi_err_create(MPI_ERR_ARG, "invalid order %d in argument 'order'", order);
+    MPI_Count grid = 1;
+    for (int d = 0; d < ndims; d++) {
+        MPI_Count g = array_of_gsizes[d];
+        int dist = array_of_distribs[d], darg = array_of_dargs[d], p = array_of_psizes[d];
+        if (g <= 0)
+            return umpi_err_create(MPI_ERR_ARG, "size %ld in argument 'array_of_gsizes[%d]' is not positive", (long) g, d);
+        if (p <= 0)
+            return umpi_err_create(MPI_ERR_ARG, "process grid size %d in argument 'array_of_psizes[%d]' is not positive",
+                                   p, d);
+        if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC && dist != MPI_DISTRIBUTE_NONE)
+            return umpi_err_create(MPI_ERR_ARG, "invalid distribution %d in argument 'array_of_distribs[%d]'", dist, d);
+        if (dist == MPI_DISTRIBUTE_NONE && p != 1)
+            return umpi_err_create(MPI_ERR_ARG, "dimension %d is not distributed but has %d processes "
+                                   "(array_of_psizes[%d] must be 1)", d, p, d);
+        if (darg != MPI_DISTRIBUTE_DFLT_DARG && dist != MPI_DISTRIBUTE_NONE &&
+            (darg <= 0 || (dist == MPI_DISTRIBUTE_BLOCK && (MPI_Count) darg * p < g)))
+            return umpi_err_create(MPI_ERR_ARG, "invalid distribution argument %d in 'array_of_dargs[%d]' "
+                                   "(size %ld over %d processes)", darg, d, (long) g, p);
+        grid *= p;
+    }
+    if (grid != size)
+        return umpi_err_create(MPI_ERR_ARG, "the process grid has %ld processes, argument 'size' says %d",
+                               (long) grid, size);
+    umpi_dtype_t *shadow, *dt;
+    int err = umpi__darray_shadow(rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
+                                  order, oldtype_ptr, &shadow);
+    if (err != MPI_SUCCESS)
+        return err;
+    int *ints = malloc((size_t) (3 * ndims + 4) * sizeof(int));
+    if (ints == NULL) {
+        umpi_dtype_release(shadow);
+        return umpi__nomem("darray");
+    }
+    ints[0] = size, ints[1] = rank, ints[2] = ndims;
+    memcpy(ints + 3, array_of_distribs, (size_t) ndims * sizeof(int));
+    memcpy(ints + 3 + ndims, array_of_dargs, (size_t) ndims * sizeof(int));
+    memcpy(ints + 3 + 2 * ndims, array_of_psizes, (size_t) ndims * sizeof(int));
+    ints[3 + 3 * ndims] = order;
+    if (umpi_dtype_create_shadowed(MPI_COMBINER_DARRAY, array_of_gsizes, ndims, ints, 3 * ndims + 4, &oldtype_ptr, 1,
+                                   shadow, &dt) != UMPI_OK) {
+        umpi_dtype_release(shadow);
+        err = umpi__nomem("darray");
+    } else {
+        *newtype = dt->handle;
+    }
+    free(ints);
+    return err;
+}
+
 int umpi_impl_type_create_resized(umpi_dtype_t *oldtype_ptr, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
     MPI_Count c[2] = {lb, extent};
@@ -306,6 +440,13 @@ int umpi_impl_type_get_contents(umpi_dtype_t *datatype_ptr, MPI_Count max_intege
     if (dt->large) {
         memcpy(array_of_integers, dt->ints, (size_t) ni * sizeof(int));
         memcpy(array_of_large_counts, dt->counts, (size_t) nc * sizeof(MPI_Count));
+    } else if (dt->combiner == MPI_COMBINER_DARRAY) {
+        /* size, rank, ndims, gsizes, distribs, dargs, psizes, order */
+        int nd = dt->ints[2];
+        memcpy(array_of_integers, dt->ints, 3 * sizeof(int));
+        for (int i = 0; i < nd; i++)
+            array_of_integers[3 + i] = (int) dt->counts[i];
+        memcpy(array_of_integers + 3 + nd, dt->ints + 3, (size_t) (3 * nd + 1) * sizeof(int));
     } else if (dt->combiner == MPI_COMBINER_SUBARRAY) {
         int nd = dt->ints[0];
         array_of_integers[0] = nd;

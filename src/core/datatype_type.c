@@ -113,6 +113,18 @@ static void umpi__bounds(umpi_dtype_t *dt)
         for (MPI_Count i = 0; i < n; i++)
             umpi__place(dt, &a, dt->types[i], c[1 + n + i], c[1 + i], 1, 0);
         break;
+    case MPI_COMBINER_DARRAY: {
+        /* the data: the shadow's; the extent: the whole array, as for a subarray */
+        int nd = dt->ints[2];
+        MPI_Count total = 1;
+        for (int d = 0; d < nd; d++)
+            total *= c[d];
+        umpi__place(dt, &a, dt->shadow, 0, 1, 1, 0);
+        a.lb = old->lb;
+        a.ub = old->lb + total * old->extent;
+        a.any = 1;
+        break;
+    }
     case MPI_COMBINER_SUBARRAY: {
         /* the data: subsizes from starts; the extent: the whole array */
         int nd = dt->ints[0], order = dt->ints[1];
@@ -154,6 +166,13 @@ static void umpi__bounds(umpi_dtype_t *dt)
 int umpi_dtype_create(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
                       int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t **out)
 {
+    return umpi_dtype_create_shadowed(combiner, counts, n_counts, ints, n_ints, types, n_types, NULL, out);
+}
+
+int umpi_dtype_create_shadowed(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
+                               int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t *shadow,
+                               umpi_dtype_t **out)
+{
     umpi_dtype_t *dt = calloc(1, sizeof(*dt));
     int nkids = combiner == MPI_COMBINER_STRUCT ? (int) counts[0] : 1;
     if (dt == NULL)
@@ -176,6 +195,7 @@ int umpi_dtype_create(int combiner, const MPI_Count *counts, MPI_Count n_counts,
     dt->name = dt->user_name;
     for (int i = 0; i < n_types; i++)
         dt->types[i] = types[i];
+    dt->shadow = shadow;
     umpi__bounds(dt);
     /* "large": some integer of the classic layout would not fit an int */
     for (MPI_Count i = 0; i < n_counts; i++)
@@ -205,6 +225,8 @@ void umpi_dtype_release_slow(umpi_dtype_t *dt)
     umpi_ht_remove(&umpi_dtype_table, UMPI_HANDLE_INDEX(dt->handle));
     for (MPI_Count i = 0; i < dt->n_types; i++)
         umpi_dtype_release(dt->types[i]);
+    if (dt->shadow != NULL)
+        umpi_dtype_release(dt->shadow);
     free(dt->counts);
     free(dt->ints);
     free(dt->types);

@@ -188,7 +188,8 @@ typedef struct umpi_dtype {
     MPI_Aint *addrs;
     MPI_Count *counts;
     struct umpi_dtype **types;
-    int large;               /* made by a _c constructor: contents in counts[] */
+    int large;               /* some count does not fit the classic (int) layout */
+    struct umpi_dtype *shadow; /* MPI_Type_create_darray: the same data as a tree of hindexed types */
     int nkids;
     umpi_dt_kid_t *kids;
     umpi_dt_op_t *ops;       /* compiled form (NULL until committed) */
@@ -257,6 +258,10 @@ MPI_Count umpi_dtype_elements_bytes(const umpi_dtype_t *dt, MPI_Count elements);
  * the large-count layout (datatype_type.c), holding a reference on each of types[]. */
 int umpi_dtype_create(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
                       int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t **out);
+/* The same for MPI_COMBINER_DARRAY, whose data is that of shadow (the new type takes the reference). */
+int umpi_dtype_create_shadowed(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
+                               int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t *shadow,
+                               umpi_dtype_t **out);
 /* Whether counts[i] of a type made by combiner is an address (MPI_Aint) in the classic layout. */
 int umpi_dtype_is_address(int combiner, const MPI_Count *counts, MPI_Count i);
 
