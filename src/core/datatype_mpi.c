@@ -14,6 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Compiling fills in the ops of a type and, on demand, of the types it is built from, which other
+ * types (committed by other threads) may share: one compile at a time. */
+static pthread_mutex_t umpi__compile_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static umpi_status_t umpi__compile(umpi_dtype_t *dt)
+{
+    pthread_mutex_lock(&umpi__compile_lock);
+    umpi_status_t st = umpi_dtype_compile(dt);
+    pthread_mutex_unlock(&umpi__compile_lock);
+    return st;
+}
+
 static int umpi__nomem(const char *what)
 {
     return umpi_err_create(MPI_ERR_NO_MEM, "out of memory creating a %s datatype", what);
@@ -331,7 +343,7 @@ int umpi_impl_type_dup(umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
     int err = umpi__make(MPI_COMBINER_DUP, NULL, 0, NULL, 0, &oldtype_ptr, 1, newtype, "duplicate");
     if (err == MPI_SUCCESS && oldtype_ptr->committed) {
         umpi_dtype_t *dt = umpi_dtype_get(*newtype);
-        if (umpi_dtype_compile(dt) == UMPI_OK)
+        if (umpi__compile(dt) == UMPI_OK)
             dt->committed = 1; /* a duplicate is committed when its original is (MPI 4.1 sec. 5.1.10) */
     }
     return err;
@@ -355,7 +367,7 @@ int umpi_impl_type_commit(MPI_Datatype *datatype)
     int err = umpi__lookup(*datatype, &dt);
     if (err != MPI_SUCCESS || dt->committed)
         return err;
-    if (umpi_dtype_compile(dt) != UMPI_OK)
+    if (umpi__compile(dt) != UMPI_OK)
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory compiling datatype 0x%x", (unsigned) *datatype);
     dt->committed = 1;
     return MPI_SUCCESS;
