@@ -51,7 +51,7 @@ typedef struct umpi_request {
     int peer;              /* rank in comm, MPI_ANY_SOURCE or MPI_PROC_NULL */
     int tag;
     uint8_t mode;          /* umpi_send_mode_t */
-    void *tmp;             /* packed staging buffer (non-contiguous predefined types) */
+    void *tmp;             /* the UCX iov list of a non-contiguous datatype (pt2pt/p2p_dtype.c) */
     size_t tmp_len;
     void *bsend_seg;       /* the attached-buffer segment of a buffered send */
 

@@ -239,6 +239,64 @@ static void test_bottom(void)
     MPI_Type_free(&t);
 }
 
+static void test_persistent_mrecv(void)
+{
+    /* persistent send and receive of a vector, started twice; then a matched receive of one */
+    int src[12], dst[12];
+    MPI_Datatype v;
+    MPI_Request r = MPI_REQUEST_NULL, s = MPI_REQUEST_NULL;
+    MPI_Type_vector(3, 2, 4, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    int to = mt_size == 1 ? 0 : 1;
+    if (receiver())
+        MPI_Recv_init(dst, 1, v, 0, 15, MPI_COMM_WORLD, &r);
+    if (mt_rank == 0)
+        MPI_Ssend_init(src, 1, v, to, 15, MPI_COMM_WORLD, &s);
+    MPI_Type_free(&v); /* the persistent requests keep it */
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 12; i++)
+            src[i] = 10 * round + i, dst[i] = -1;
+        if (r != MPI_REQUEST_NULL)
+            MPI_Start(&r);
+        if (s != MPI_REQUEST_NULL)
+            MPI_Start(&s);
+        MPI_Wait(&s, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (receiver()) {
+            int bad = 0;
+            for (int i = 0; i < 12; i++)
+                bad += dst[i] != (i % 4 < 2 && i < 10 ? 10 * round + i : -1);
+            MT_CHECK(bad == 0, "persistent vector round %d: %d wrong", round, bad);
+        }
+    }
+    if (r != MPI_REQUEST_NULL)
+        MPI_Request_free(&r);
+    if (s != MPI_REQUEST_NULL)
+        MPI_Request_free(&s);
+
+    MPI_Type_vector(3, 2, 4, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    if (mt_rank == 0 && mt_size > 1)
+        MPI_Send(src, 1, v, 1, 16, MPI_COMM_WORLD);
+    if (mt_size == 1)
+        MPI_Isend(src, 1, v, 0, 16, MPI_COMM_WORLD, &s);
+    if (receiver()) {
+        MPI_Message m;
+        MPI_Status st;
+        for (int i = 0; i < 12; i++)
+            dst[i] = -1;
+        MPI_Mprobe(0, 16, MPI_COMM_WORLD, &m, &st);
+        MPI_Mrecv(dst, 1, v, &m, &st);
+        int bad = 0;
+        for (int i = 0; i < 12; i++)
+            bad += dst[i] != (i % 4 < 2 && i < 10 ? src[i] : -1);
+        MT_CHECK(bad == 0, "mrecv of a vector: %d wrong", bad);
+    }
+    if (mt_size == 1)
+        MPI_Wait(&s, MPI_STATUS_IGNORE);
+    MPI_Type_free(&v);
+}
+
 static void test_pack(void)
 {
     /* pack a vector of 3 ints and a double, unpack them; then pack in pieces and unpack as a whole */
@@ -335,6 +393,7 @@ int main(int argc, char **argv)
         test_subarray(1024);
         test_large_blocks();
         test_bottom();
+        test_persistent_mrecv();
         test_pack();
         test_free_pending();
         test_truncate();
