@@ -43,8 +43,8 @@ typedef struct umpi_request {
     MPI_Status status;     /* filled at completion: SOURCE, TAG, byte count, cancelled */
     umpi_comm_t *comm;
 
-    /* What the operation was started with (persistent requests restart from here; receives of
-     * non-contiguous types unpack from tmp at completion). */
+    /* What the operation was started with (persistent requests restart from here; for
+     * non-contiguous types, UCX's generic datatype packs and unpacks through buf, count, dt). */
     const void *buf;
     MPI_Count count;
     umpi_dtype_t *dt;
