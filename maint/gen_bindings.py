@@ -189,6 +189,7 @@ class Func:
         self.all_params = [Param(p) for p in j['parameters'] if 'c_parameter' not in p['suppress']]
         self.has_large = any(p.is_poly() for p in self.all_params)
         self.anytime = 'anytime' in directives
+        self.variant = 'variant' in directives
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
@@ -218,7 +219,8 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok') or (k == 'anytime') != (v == ''):
+                if k not in ('anytime', 'any', 'impl', 'nullok', 'variant') or \
+                        (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
             funcs.append((line[0], d))
@@ -236,7 +238,8 @@ def signature(f, large, prefix):
 
 def impl_signature(f):
     """Parameter declarations of the implementation: the _c signature when there is one, else the
-    classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi)."""
+    classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi);
+    with the `variant` directive, a last `int large`: 1 when called as MPI_X_c."""
     out = []
     for p in f.params(f.has_large):
         if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array:
@@ -244,6 +247,8 @@ def impl_signature(f):
                                        else 'umpi_dtype_t', p.name))
         else:
             out.append(p.c_decl(f.has_large))
+    if f.variant:
+        out.append('int large')
     return out
 
 
@@ -427,6 +432,8 @@ def entry_point(f, large, impl_sig):
             b.after.append('    *%s = umpi_count_to_int(%s);' % (p.name, tmp))
         else:
             args.append('(%s) %s' % (idecl.rsplit(' ', 1)[0], p.name))  # widen an input count
+    if f.variant:
+        args.append('1' if large else '0')
     for w in b.widen:
         b.check(w)
     b.lines += b.widen_plain

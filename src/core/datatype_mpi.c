@@ -37,12 +37,14 @@ static int umpi__negative(const char *arg, MPI_Count i, MPI_Count v)
                            (long) i);
 }
 
+/* large: made by MPI_X_c, whose arguments MPI_Type_get_contents gives back as large counts */
 static int umpi__make(int combiner, const MPI_Count *counts, MPI_Count n, const int *ints, int ni,
-                      umpi_dtype_t *const *types, int nt, MPI_Datatype *newtype, const char *what)
+                      umpi_dtype_t *const *types, int nt, MPI_Datatype *newtype, const char *what, int large)
 {
     umpi_dtype_t *dt;
     if (umpi_dtype_create(combiner, counts, n, ints, ni, types, nt, &dt) != UMPI_OK)
         return umpi__nomem(what);
+    dt->large |= large;
     *newtype = dt->handle;
     return MPI_SUCCESS;
 }
@@ -50,7 +52,7 @@ static int umpi__make(int combiner, const MPI_Count *counts, MPI_Count n, const 
 /* count, then the entries of up to two arrays of n: the layout of the indexed family. */
 static int umpi__make_arrays(int combiner, MPI_Count first, MPI_Count second_scalar, int has_scalar,
                              MPI_Count n, const MPI_Count *a, const MPI_Count *b, umpi_dtype_t *old,
-                             MPI_Datatype *newtype, const char *what)
+                             MPI_Datatype *newtype, const char *what, int large)
 {
     MPI_Count len = 1 + has_scalar + (a ? n : 0) + n;
     MPI_Count *c = malloc((size_t) len * sizeof(*c)), k = 0;
@@ -63,7 +65,7 @@ static int umpi__make_arrays(int combiner, MPI_Count first, MPI_Count second_sca
         c[k++] = a[i];
     for (MPI_Count i = 0; i < n; i++)
         c[k++] = b[i];
-    int err = umpi__make(combiner, c, len, NULL, 0, &old, 1, newtype, what);
+    int err = umpi__make(combiner, c, len, NULL, 0, &old, 1, newtype, what, large);
     free(c);
     return err;
 }
@@ -76,67 +78,67 @@ static int umpi__check_blocklengths(const MPI_Count *bl, MPI_Count n)
     return MPI_SUCCESS;
 }
 
-int umpi_impl_type_contiguous(MPI_Count count, umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
+int umpi_impl_type_contiguous(MPI_Count count, umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype, int large)
 {
     MPI_Count c[1] = {count};
-    return umpi__make(MPI_COMBINER_CONTIGUOUS, c, 1, NULL, 0, &oldtype_ptr, 1, newtype, "contiguous");
+    return umpi__make(MPI_COMBINER_CONTIGUOUS, c, 1, NULL, 0, &oldtype_ptr, 1, newtype, "contiguous", large);
 }
 
 int umpi_impl_type_vector(MPI_Count count, MPI_Count blocklength, MPI_Count stride, umpi_dtype_t *oldtype_ptr,
-                          MPI_Datatype *newtype)
+                          MPI_Datatype *newtype, int large)
 {
     MPI_Count c[3] = {count, blocklength, stride};
-    return umpi__make(MPI_COMBINER_VECTOR, c, 3, NULL, 0, &oldtype_ptr, 1, newtype, "vector");
+    return umpi__make(MPI_COMBINER_VECTOR, c, 3, NULL, 0, &oldtype_ptr, 1, newtype, "vector", large);
 }
 
 int umpi_impl_type_create_hvector(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
-                                  umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
+                                  umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype, int large)
 {
     MPI_Count c[3] = {count, blocklength, stride};
-    return umpi__make(MPI_COMBINER_HVECTOR, c, 3, NULL, 0, &oldtype_ptr, 1, newtype, "hvector");
+    return umpi__make(MPI_COMBINER_HVECTOR, c, 3, NULL, 0, &oldtype_ptr, 1, newtype, "hvector", large);
 }
 
 int umpi_impl_type_indexed(MPI_Count count, const MPI_Count array_of_blocklengths[],
                            const MPI_Count array_of_displacements[], umpi_dtype_t *oldtype_ptr,
-                           MPI_Datatype *newtype)
+                           MPI_Datatype *newtype, int large)
 {
     int err = umpi__check_blocklengths(array_of_blocklengths, count);
     if (err != MPI_SUCCESS)
         return err;
     return umpi__make_arrays(MPI_COMBINER_INDEXED, count, 0, 0, count, array_of_blocklengths,
-                             array_of_displacements, oldtype_ptr, newtype, "indexed");
+                             array_of_displacements, oldtype_ptr, newtype, "indexed", large);
 }
 
 int umpi_impl_type_create_hindexed(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                    const MPI_Count array_of_displacements[], umpi_dtype_t *oldtype_ptr,
-                                   MPI_Datatype *newtype)
+                                   MPI_Datatype *newtype, int large)
 {
     int err = umpi__check_blocklengths(array_of_blocklengths, count);
     if (err != MPI_SUCCESS)
         return err;
     return umpi__make_arrays(MPI_COMBINER_HINDEXED, count, 0, 0, count, array_of_blocklengths,
-                             array_of_displacements, oldtype_ptr, newtype, "hindexed");
+                             array_of_displacements, oldtype_ptr, newtype, "hindexed", large);
 }
 
 int umpi_impl_type_create_indexed_block(MPI_Count count, MPI_Count blocklength,
                                         const MPI_Count array_of_displacements[], umpi_dtype_t *oldtype_ptr,
-                                        MPI_Datatype *newtype)
+                                        MPI_Datatype *newtype, int large)
 {
     return umpi__make_arrays(MPI_COMBINER_INDEXED_BLOCK, count, blocklength, 1, count, NULL,
-                             array_of_displacements, oldtype_ptr, newtype, "indexed block");
+                             array_of_displacements, oldtype_ptr, newtype, "indexed block", large);
 }
 
 int umpi_impl_type_create_hindexed_block(MPI_Count count, MPI_Count blocklength,
                                          const MPI_Count array_of_displacements[], umpi_dtype_t *oldtype_ptr,
-                                         MPI_Datatype *newtype)
+                                         MPI_Datatype *newtype, int large)
 {
     return umpi__make_arrays(MPI_COMBINER_HINDEXED_BLOCK, count, blocklength, 1, count, NULL,
-                             array_of_displacements, oldtype_ptr, newtype, "hindexed block");
+                             array_of_displacements, oldtype_ptr, newtype, "hindexed block", large);
 }
 
 int umpi_impl_type_create_struct(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                  const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
-                                 MPI_Datatype *newtype)
+                                 MPI_Datatype *newtype, int large)
 {
     int err = umpi__check_blocklengths(array_of_blocklengths, count);
     if (err != MPI_SUCCESS)
@@ -158,7 +160,7 @@ int umpi_impl_type_create_struct(MPI_Count count, const MPI_Count array_of_block
         c[1 + count + i] = array_of_displacements[i];
     }
     c[0] = count;
-    err = umpi__make(MPI_COMBINER_STRUCT, c, 1 + 2 * count, NULL, 0, types, (int) count, newtype, "struct");
+    err = umpi__make(MPI_COMBINER_STRUCT, c, 1 + 2 * count, NULL, 0, types, (int) count, newtype, "struct", large);
 out:
     free(types);
     free(c);
@@ -167,7 +169,7 @@ out:
 
 int umpi_impl_type_create_subarray(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
                                    const MPI_Count array_of_starts[], int order, umpi_dtype_t *oldtype_ptr,
-                                   MPI_Datatype *newtype)
+                                   MPI_Datatype *newtype, int large)
 {
     if (ndims <= 0)
         return umpi_err_create(MPI_ERR_ARG, "invalid ndims %d in argument 'ndims' (must be positive)", ndims);
@@ -193,7 +195,7 @@ int umpi_impl_type_create_subarray(int ndims, const MPI_Count array_of_sizes[], 
     memcpy(c + ndims, array_of_subsizes, (size_t) ndims * sizeof(*c));
     memcpy(c + 2 * ndims, array_of_starts, (size_t) ndims * sizeof(*c));
     int ints[2] = {ndims, order};
-    int err = umpi__make(MPI_COMBINER_SUBARRAY, c, 3 * ndims, ints, 2, &oldtype_ptr, 1, newtype, "subarray");
+    int err = umpi__make(MPI_COMBINER_SUBARRAY, c, 3 * ndims, ints, 2, &oldtype_ptr, 1, newtype, "subarray", large);
     free(c);
     return err;
 }
@@ -273,7 +275,7 @@ static int umpi__darray_shadow(int rank, int ndims, const MPI_Count *gsizes, con
 
 int umpi_impl_type_create_darray(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
                                  const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
-                                 int order, umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
+                                 int order, umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype, int large)
 {
     if (size <= 0)
         return umpi_err_create(MPI_ERR_ARG, "invalid size %d in argument 'size'", size);
@@ -326,21 +328,22 @@ int umpi_impl_type_create_darray(int size, int rank, int ndims, const MPI_Count 
         umpi_dtype_release(shadow);
         err = umpi__nomem("darray");
     } else {
+        dt->large |= large;
         *newtype = dt->handle;
     }
     free(ints);
     return err;
 }
 
-int umpi_impl_type_create_resized(umpi_dtype_t *oldtype_ptr, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
+int umpi_impl_type_create_resized(umpi_dtype_t *oldtype_ptr, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype, int large)
 {
     MPI_Count c[2] = {lb, extent};
-    return umpi__make(MPI_COMBINER_RESIZED, c, 2, NULL, 0, &oldtype_ptr, 1, newtype, "resized");
+    return umpi__make(MPI_COMBINER_RESIZED, c, 2, NULL, 0, &oldtype_ptr, 1, newtype, "resized", large);
 }
 
 int umpi_impl_type_dup(umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
 {
-    int err = umpi__make(MPI_COMBINER_DUP, NULL, 0, NULL, 0, &oldtype_ptr, 1, newtype, "duplicate");
+    int err = umpi__make(MPI_COMBINER_DUP, NULL, 0, NULL, 0, &oldtype_ptr, 1, newtype, "duplicate", 0);
     if (err == MPI_SUCCESS && oldtype_ptr->committed) {
         umpi_dtype_t *dt = umpi_dtype_get(*newtype);
         if (umpi__compile(dt) == UMPI_OK)
@@ -403,7 +406,7 @@ static void umpi__classic_envelope(const umpi_dtype_t *dt, MPI_Count *ni, MPI_Co
 }
 
 int umpi_impl_type_get_envelope(umpi_dtype_t *datatype_ptr, MPI_Count *num_integers, MPI_Count *num_addresses,
-                                MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner)
+                                MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner, int large)
 {
     const umpi_dtype_t *dt = datatype_ptr;
     *combiner = dt->combiner;
@@ -414,10 +417,11 @@ int umpi_impl_type_get_envelope(umpi_dtype_t *datatype_ptr, MPI_Count *num_integ
         return MPI_SUCCESS;
     }
     *num_datatypes = dt->n_types;
+    /* A type made by MPI_X_c is described by MPI_Type_get_envelope_c only (as MPICH does). */
+    if (dt->large && !large)
+        return umpi_err_create(MPI_ERR_TYPE, "datatype 0x%x was made by a large-count constructor: use "
+                               "MPI_Type_get_envelope_c", (unsigned) dt->handle);
     if (dt->large) {
-        if (num_large_counts == NULL)
-            return umpi_err_create(MPI_ERR_TYPE, "datatype 0x%x holds counts beyond int: use MPI_Type_get_envelope_c",
-                                   (unsigned) dt->handle);
         *num_integers = dt->n_ints;
         *num_addresses = 0;
         *num_large_counts = dt->n_counts;
@@ -430,26 +434,26 @@ int umpi_impl_type_get_envelope(umpi_dtype_t *datatype_ptr, MPI_Count *num_integ
 int umpi_impl_type_get_contents(umpi_dtype_t *datatype_ptr, MPI_Count max_integers, MPI_Count max_addresses,
                                 MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
                                 MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                                MPI_Datatype array_of_datatypes[])
+                                MPI_Datatype array_of_datatypes[], int called_large)
 {
     const umpi_dtype_t *dt = datatype_ptr;
     if (dt->builtin)
         return umpi_err_create(MPI_ERR_TYPE, "datatype %s in argument 'datatype' is predefined: it has no contents",
                                dt->name);
     MPI_Count ni, na, nc = 0;
-    if (dt->large) {
+    int large = dt->large;
+    if (large && !called_large)
+        return umpi_err_create(MPI_ERR_TYPE, "datatype 0x%x was made by a large-count constructor: use "
+                               "MPI_Type_get_contents_c", (unsigned) dt->handle);
+    if (large)
         ni = dt->n_ints, na = 0, nc = dt->n_counts;
-        if (array_of_large_counts == NULL)
-            return umpi_err_create(MPI_ERR_TYPE, "datatype 0x%x holds counts beyond int: use MPI_Type_get_contents_c",
-                                   (unsigned) dt->handle);
-    } else {
+    else
         umpi__classic_envelope(dt, &ni, &na);
-    }
     if (max_integers < ni || max_addresses < na || max_datatypes < dt->n_types || (nc && max_large_counts < nc))
         return umpi_err_create(MPI_ERR_ARG, "the arrays are too small for the contents of datatype 0x%x "
                                "(%ld integers, %ld addresses, %ld large counts, %ld datatypes needed)",
                                (unsigned) dt->handle, (long) ni, (long) na, (long) nc, (long) dt->n_types);
-    if (dt->large) {
+    if (large) {
         memcpy(array_of_integers, dt->ints, (size_t) ni * sizeof(int));
         memcpy(array_of_large_counts, dt->counts, (size_t) nc * sizeof(MPI_Count));
     } else if (dt->combiner == MPI_COMBINER_DARRAY) {

@@ -197,7 +197,7 @@ int umpi_dtype_create_shadowed(int combiner, const MPI_Count *counts, MPI_Count 
         dt->types[i] = types[i];
     dt->shadow = shadow;
     umpi__bounds(dt);
-    /* "large": some integer of the classic layout would not fit an int */
+    /* some integer of the classic layout would not fit an int: only the large layout can say it */
     for (MPI_Count i = 0; i < n_counts; i++)
         if (!umpi_dtype_is_address(combiner, counts, i) && (counts[i] > INT32_MAX || counts[i] < INT32_MIN))
             dt->large = 1;

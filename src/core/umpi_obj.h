@@ -188,7 +188,8 @@ typedef struct umpi_dtype {
     MPI_Aint *addrs;
     MPI_Count *counts;
     struct umpi_dtype **types;
-    int large;               /* some count does not fit the classic (int) layout */
+    int large;               /* made by an MPI_X_c constructor (or with counts beyond int): contents
+                              * in the large-count layout, for MPI_Type_get_envelope_c/contents_c */
     struct umpi_dtype *shadow; /* MPI_Type_create_darray: the same data as a tree of hindexed types */
     int nkids;
     umpi_dt_kid_t *kids;

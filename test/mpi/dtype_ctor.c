@@ -147,8 +147,32 @@ int main(int argc, char **argv)
     MPI_Count ni, na, nd;
     int comb;
     MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb);
-    MT_CHECK(comb == MPI_COMBINER_VECTOR && ni + nl == 3 && nd == 1, "vector_c envelope %lld %lld %lld", (long long) ni,
-             (long long) nl, (long long) nd);
+    MT_CHECK(comb == MPI_COMBINER_VECTOR && ni == 0 && na == 0 && nl == 3 && nd == 1,
+             "vector_c envelope_c %lld %lld %lld %lld", (long long) ni, (long long) na, (long long) nl, (long long) nd);
+    {
+        int gi[1];
+        MPI_Aint ga[1];
+        MPI_Count gc[3];
+        MPI_Datatype gd[1];
+        MPI_Type_get_contents_c(t, 0, 0, 3, 1, gi, ga, gc, gd);
+        MT_CHECK(gc[0] == 3 && gc[1] == 2 && gc[2] == 4 && gd[0] == MPI_DOUBLE, "vector_c contents_c");
+    }
+    /* the classic calls cannot describe a type made by MPI_X_c (MPICH says so too) */
+    {
+        int i, a, d, c, cls;
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* MPICH 4.0.2 calls this one */
+        MPI_Error_class(MPI_Type_get_envelope(t, &i, &a, &d, &c), &cls);
+        MT_CHECK(cls != MPI_SUCCESS, "classic envelope of vector_c: class %d", cls);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+    MPI_Type_free(&t);
+    /* and a classic type seen through the _c calls: no large counts */
+    MPI_Type_create_hvector(2, 3, 40, MPI_INT, &t);
+    MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb);
+    MT_CHECK(ni == 2 && na == 1 && nl == 0 && nd == 1, "hvector envelope_c %lld %lld %lld", (long long) ni,
+             (long long) na, (long long) nl);
     MPI_Type_free(&t);
 
     /* a type built on a freed type stays valid */
