@@ -118,21 +118,32 @@ static umpi_status_t umpi__rep_type(struct umpi__oplist *dst, umpi_dtype_t *t, M
     const umpi_dt_op_t *ops;
     MPI_Count n;
     umpi_status_t st = umpi__ops_of(t, &ops, &n, tmp);
-    if (st != UMPI_OK)
-        return st;
-    return umpi__rep(dst, ops, n, base, reps, stride);
+    if (st != UMPI_OK || t->builtin || t->loop_count <= 1)
+        return st != UMPI_OK ? st : umpi__rep(dst, ops, n, base, reps, stride);
+    /* a looped type inside another: its element written out first */
+    struct umpi__oplist one = {0};
+    st = umpi__rep(&one, ops, n, 0, t->loop_count, t->loop_stride);
+    if (st == UMPI_OK)
+        st = umpi__rep(dst, one.v, one.n, base, reps, stride);
+    free(one.v);
+    return st;
 }
 
-/* A block of bl elements of t (contiguous by t's extent), repeated count times by stride. */
-static umpi_status_t umpi__rep_block(struct umpi__oplist *dst, umpi_dtype_t *t, MPI_Aint base,
-                                     MPI_Count bl, MPI_Count count, MPI_Aint stride)
+/* Above this many ops, a repetition of several ops becomes the outer loop of the type. */
+#define UMPI__FLAT_MAX 16
+
+/* count repetitions by stride of the ops of `block` as the whole element: flat, or the loop. */
+static umpi_status_t umpi__rep_top(umpi_dtype_t *dt, struct umpi__oplist *dst, struct umpi__oplist *block,
+                                   MPI_Count count, MPI_Aint stride)
 {
-    struct umpi__oplist block = {0};
-    umpi_status_t st = umpi__rep_type(&block, t, 0, bl, t->extent);
-    if (st == UMPI_OK)
-        st = umpi__rep(dst, block.v, block.n, base, count, stride);
-    free(block.v);
-    return st;
+    if (block->n > 1 && count > 1 && block->n * count > UMPI__FLAT_MAX) {
+        *dst = *block;
+        *block = (struct umpi__oplist) {0};
+        dt->loop_count = count;
+        dt->loop_stride = stride;
+        return UMPI_OK;
+    }
+    return umpi__rep(dst, block->v, block->n, 0, count, stride);
 }
 
 /* Subarray: dims from the slowest to the fastest, each a repetition of the next. */
@@ -175,14 +186,21 @@ umpi_status_t umpi_dtype_compile(umpi_dtype_t *dt)
         st = umpi__rep_type(&l, old, 0, 1, 0);
         break;
     case MPI_COMBINER_CONTIGUOUS:
-        st = umpi__rep_type(&l, old, 0, c[0], old->extent);
-        break;
     case MPI_COMBINER_VECTOR:
-        st = umpi__rep_block(&l, old, 0, c[1], c[0], c[2] * old->extent);
+    case MPI_COMBINER_HVECTOR: {
+        /* a block of bl (1 for contiguous) elements, repeated */
+        struct umpi__oplist block = {0};
+        MPI_Count bl = dt->combiner == MPI_COMBINER_CONTIGUOUS ? 1 : c[1];
+        MPI_Count count = c[0];
+        MPI_Aint stride = dt->combiner == MPI_COMBINER_CONTIGUOUS ? old->extent
+                          : dt->combiner == MPI_COMBINER_VECTOR   ? c[2] * old->extent
+                                                                  : c[2];
+        st = umpi__rep_type(&block, old, 0, bl, old->extent);
+        if (st == UMPI_OK)
+            st = umpi__rep_top(dt, &l, &block, count, stride);
+        free(block.v);
         break;
-    case MPI_COMBINER_HVECTOR:
-        st = umpi__rep_block(&l, old, 0, c[1], c[0], c[2]);
-        break;
+    }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
         n = c[0];
@@ -225,8 +243,11 @@ umpi_status_t umpi_dtype_compile(umpi_dtype_t *dt)
     dt->ops = l.v;
     dt->nops = l.n;
     dt->op_off = off;
+    if (dt->loop_count < 1)
+        dt->loop_count = 1;
     /* count elements are one run when one element is one run that the next one continues */
-    dt->contig = l.n == 1 && l.v[0].count == 1 && dt->extent == dt->size && l.v[0].disp == dt->true_lb;
+    dt->contig = l.n == 1 && dt->loop_count == 1 && l.v[0].count == 1 && dt->extent == dt->size &&
+                 l.v[0].disp == dt->true_lb;
     return UMPI_OK;
 }
 
@@ -292,6 +313,10 @@ umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset
     MPI_Count nops = dt->nops, esize = dt->size, local_off[3];
     const MPI_Count *op_off = dt->op_off;
     MPI_Aint ext = dt->extent;
+    /* a looped type: its sub-elements (one pass over the ops) are what the loop below walks */
+    MPI_Count loop = dt->builtin ? 1 : dt->loop_count;
+    MPI_Aint lstride = dt->builtin ? 0 : dt->loop_stride;
+    esize /= loop;
     if (dt->builtin) {
         /* a pair type with a hole: its two blocks */
         umpi__ops_of((umpi_dtype_t *) dt, &ops, &nops, tmp);
@@ -301,7 +326,7 @@ umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset
         op_off = local_off;
     }
     /* One op per element: all count elements together are one op (no per-element loop). */
-    if (nops == 1 && (ops[0].count == 1 || ops[0].count * ops[0].stride == ext)) {
+    if (loop == 1 && nops == 1 && (ops[0].count == 1 || ops[0].count * ops[0].stride == ext)) {
         fused = ops[0].count == 1 ? (umpi_dt_op_t) {ops[0].disp, ops[0].len, count, ext}
                                   : (umpi_dt_op_t) {ops[0].disp, ops[0].len, count * ops[0].count,
                                                     ops[0].stride};
@@ -325,7 +350,9 @@ umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset
     rem -= op_off[k];
     MPI_Count blk = rem / ops[k].len;
     MPI_Aint in = rem % ops[k].len;
-    char *base = buf + e * ext;
+    MPI_Count sub = e % loop; /* e counts sub-elements */
+    e /= loop;
+    char *base = buf + e * ext + sub * lstride;
 
     while (left > 0) {
         const umpi_dt_op_t *o = &ops[k];
@@ -357,7 +384,11 @@ umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset
             blk = 0;
             if (++k == nops) {
                 k = 0;
-                base += ext;
+                if (++sub == loop) {
+                    sub = 0;
+                    e++;
+                }
+                base = buf + e * ext + sub * lstride;
             }
         }
     }

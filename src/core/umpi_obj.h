@@ -151,7 +151,8 @@ static inline int umpi_comm_to_world(const umpi_comm_t *c, int rank)
  * Compiled form: the bytes of one element, in type-map order, as a list of strided runs
  * ("ops"): op k is `count` blocks of `len` bytes at disp, disp + stride, ... Adjacent runs are
  * merged and repeated runs become one op, so a vector is one op whatever its count, and packing
- * it is one tight loop (see umpi_dtype_pack_range).
+ * it is one tight loop (see umpi_dtype_pack_range). A repetition of several ops (a vector of
+ * structs) stays a loop around them (loop_count, loop_stride) instead of copies of the list.
  */
 typedef struct umpi_dt_op {
     MPI_Aint disp;           /* from the start of the element (the buffer address) */
@@ -195,6 +196,8 @@ typedef struct umpi_dtype {
     umpi_dt_kid_t *kids;
     umpi_dt_op_t *ops;       /* compiled form (NULL until committed) */
     MPI_Count nops;
+    MPI_Count loop_count;    /* one element is loop_count repetitions of the ops, loop_stride */
+    MPI_Aint loop_stride;    /* bytes apart (an outer loop instead of copies of the op list) */
     MPI_Count *op_off;       /* packed bytes before op k, nops + 1 entries */
     char user_name[MPI_MAX_OBJECT_NAME];
 } umpi_dtype_t;

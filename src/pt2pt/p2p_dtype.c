@@ -21,7 +21,7 @@ static MPI_Count umpi__blocks(const umpi_dtype_t *dt, MPI_Count count, MPI_Count
         per = dt->nblocks;
     else
         for (MPI_Count k = 0; k < dt->nops && per <= max; k++)
-            per += dt->ops[k].count;
+            per += dt->ops[k].count * dt->loop_count;
     return per > 0 && per * count <= max ? per * count : 0;
 }
 
@@ -32,8 +32,9 @@ static ucp_dt_iov_t *umpi__iov(const umpi_dtype_t *dt, const void *buf, MPI_Coun
     if (iov == NULL)
         return NULL;
     size_t i = 0;
-    for (MPI_Count e = 0; e < count; e++) {
-        const char *base = (const char *) buf + e * dt->extent;
+    MPI_Count loop = dt->builtin ? 1 : dt->loop_count;
+    for (MPI_Count e = 0; e < count * loop; e++) {
+        const char *base = (const char *) buf + (e / loop) * dt->extent + (e % loop) * (dt->builtin ? 0 : dt->loop_stride);
         MPI_Count nops = dt->builtin ? dt->nblocks : dt->nops;
         for (MPI_Count k = 0; k < nops; k++) {
             MPI_Aint disp = dt->builtin ? dt->blocks[k].disp : dt->ops[k].disp;

@@ -310,6 +310,17 @@ int main(void)
         CHECK(v->nops == 1 && v->ops[0].count == 1000 && v->ops[0].len == 8 && v->ops[0].stride == 16,
               "vector: %ld ops", (long) v->nops);
         CHECK(c->contig && c->nops == 1, "contiguous of double not contiguous");
+        /* 1000 structs of three members (the char touches the double: two runs): a loop, not 2000 ops */
+        umpi_dtype_t *st, *many, *types[3] = {umpi_dtype_get(MPI_INT), dbl, umpi_dtype_get(MPI_CHAR)};
+        MPI_Count sc[7] = {3, 1, 1, 1, 0, 8, 16}, mc[1] = {1000};
+        umpi_dtype_create(MPI_COMBINER_STRUCT, sc, 7, NULL, 0, types, 3, &st);
+        umpi_dtype_create(MPI_COMBINER_CONTIGUOUS, mc, 1, NULL, 0, &st, 1, &many);
+        umpi_dtype_compile(many);
+        CHECK(many->nops == 2 && many->loop_count == 1000 && many->loop_stride == 24, "contiguous of struct: %ld ops, "
+              "loop %ld", (long) many->nops, (long) many->loop_count);
+        CHECK(check_type(many, 2) == 0, "contiguous of struct packs wrong");
+        umpi_dtype_release(many);
+        umpi_dtype_release(st);
         umpi_dtype_release(v);
         umpi_dtype_release(c);
     }
