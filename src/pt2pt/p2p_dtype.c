@@ -68,11 +68,14 @@ int umpi_p2p_dt_target(umpi_request_t *r, size_t bytes, void **data, size_t *len
         *data = iov;
         *len = n;
         *udt = ucp_dt_make_iov();
-        umpi_debug(3, "datatype %s: %zu bytes as %zu iov blocks", r->dt->name, bytes, n);
+        umpi_debug(3, "datatype %s: %zu bytes as %zu iov blocks", r->dt->name[0] ? r->dt->name : "(derived)",
+                   bytes, n);
         return MPI_SUCCESS;
     }
     *data = r;
     *len = 1;
     *udt = umpi_ucx.dt_generic;
+    umpi_debug(3, "datatype %s: %zu bytes packed piece by piece (UCX generic datatype)",
+               r->dt->name[0] ? r->dt->name : "(derived)", bytes);
     return MPI_SUCCESS;
 }
