@@ -45,6 +45,12 @@ VALUE = {
     'POLYNUM_BYTES': ('int', 'MPI_Count'),
     'POLYNUM_BYTES_NNI': ('int', 'MPI_Count'),
     'POLYDISPLACEMENT': ('int', 'MPI_Aint'),
+    'POLYDISPLACEMENT_COUNT': ('int', 'MPI_Count'),
+    'POLYDISPLACEMENT_AINT_COUNT': ('MPI_Aint', 'MPI_Count'),
+    'POLYDTYPE_STRIDE_BYTES': ('MPI_Aint', 'MPI_Count'),
+    'POLYDTYPE_PACK_SIZE': ('MPI_Aint', 'MPI_Count'),
+    'POLYLOCATION': ('MPI_Aint', 'MPI_Count'),
+    'POLYNUM_PARAM_VALUES': ('int', 'MPI_Count'),
     # fixed-width counts and sizes
     'XFER_NUM_ELEM': ('MPI_Count', None),
     'XFER_NUM_ELEM_NNI': ('MPI_Count', None),
@@ -54,6 +60,16 @@ VALUE = {
     'ALLOC_MEM_NUM_BYTES': ('MPI_Aint', None),
     'DISPLACEMENT': ('MPI_Aint', None),
     # plain integers
+    'COMBINER': ('int', None),
+    'COMM_SIZE_PI': ('int', None),
+    'DISTRIB_ENUM': ('int', None),
+    'DTYPE_DISTRIBUTION': ('int', None),
+    'PROCESS_GRID_SIZE': ('int', None),
+    'GENERIC_DTYPE_INT': ('int', None),
+    'GENERIC_DTYPE_COUNT': ('MPI_Count', None),
+    'ORDER': ('int', None),
+    'TYPECLASS': ('int', None),
+    'TYPECLASS_SIZE': ('int', None),
     'ARGUMENT_COUNT': ('int', None),
     'ARRAY_LENGTH': ('int', None),
     'ARRAY_LENGTH_NNI': ('int', None),
@@ -101,7 +117,7 @@ NNI_COUNT = {'POLYXFER_NUM_ELEM_NNI', 'POLYDTYPE_NUM_ELEM_NNI', 'POLYNUM_BYTES_N
 ARRAY_LENGTH = {'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI'}
 # Kinds that count the elements of a neighbouring BUFFER argument.
 ELEMENT_COUNT = {'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'POLYDTYPE_NUM_ELEM_NNI',
-                 'XFER_NUM_ELEM_NNI'}
+                 'POLYDTYPE_NUM_ELEM', 'XFER_NUM_ELEM_NNI'}
 # Pointers never checked for NULL by kind: NULL is legal or means something (MPI_Init's argc and
 # argv, function pointers such as MPI_COMM_NULL_COPY_FN), or the check is by count (buffers).
 NO_NULL_CHECK = {'ARGUMENT_COUNT', 'ARGUMENT_LIST', 'BUFFER'}
@@ -143,6 +159,8 @@ class Param:
             return self.func_type + ' *', ''
         if self.kind == 'ARGUMENT_LIST' and (self.dir == 'in' or self.pointer is False):
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
+        if self.kind == 'STRING' and self.pointer is False and self.length == '*':
+            return const + 'char ', '[]'          # MPI_Unpack_external's datarep, as MPICH has it
         if self.kind in OPAQUE_POINTER:
             return const + OPAQUE_POINTER[self.kind], ''
         if isinstance(self.length, list) and len(self.length) == 2 and self.length[1].isdigit() \
@@ -186,6 +204,7 @@ class Func:
         self.all_params = [Param(p) for p in j['parameters'] if 'c_parameter' not in p['suppress']]
         self.has_large = any(p.is_poly() for p in self.all_params)
         self.anytime = 'anytime' in directives
+        self.variant = 'variant' in directives
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
@@ -216,7 +235,8 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw') or (k == 'anytime') != (v == ''):
+                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw', 'variant') or \
+                        (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
             funcs.append((line[0], d))
@@ -234,7 +254,8 @@ def signature(f, large, prefix):
 
 def impl_signature(f):
     """Parameter declarations of the implementation: the _c signature when there is one, else the
-    classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi)."""
+    classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi);
+    with the `variant` directive, a last `int large`: 1 when called as MPI_X_c."""
     out = []
     for p in f.params(f.has_large):
         if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array \
@@ -243,6 +264,8 @@ def impl_signature(f):
                                        else 'umpi_dtype_t', p.name))
         else:
             out.append(p.c_decl(f.has_large))
+    if f.variant:
+        out.append('int large')
     return out
 
 
@@ -264,6 +287,11 @@ def merge_impl_signatures(name, sigs):
     return base
 
 
+def same_width(a, b):
+    """Two declarations that differ only in MPI_Aint vs MPI_Count."""
+    return a.replace('MPI_Aint', 'MPI_Count') == b.replace('MPI_Aint', 'MPI_Count')
+
+
 def c_str(s):
     return '"%s"' % s
 
@@ -275,6 +303,8 @@ class Body:
         self.decls = []
         self.lines = []
         self.after = []      # statements after a successful impl call (output conversions)
+        self.widen = []      # checked calls that widen int arrays for the implementation
+        self.widen_plain = []  # in-out values copied into wider temporaries
 
     def check(self, call):
         self.lines += ['    err = %s;' % call,
@@ -328,14 +358,17 @@ def entry_point(f, large, impl_sig):
         if d == 'in' and not p.is_array and not p.is_ptr(large):
             if k == 'DATATYPE':
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
-                b.check('umpi_check_dtype(%s, &%s_ptr, %s)' % (n, n, arg))
+                # only a datatype that describes a buffer must be committed (MPI 4.1 sec. 5.1.9)
+                b.check('umpi_check_dtype(%s, &%s_ptr, %d, %s)' % (n, n, n in buf_of_dtype, arg))
                 if n in buf_of_dtype:
                     buf, cnt = buf_of_dtype[n]
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
             elif k in ('RANK', 'RANK_NNI'):
-                if comm is None:
+                if comm is None and 'COMM_SIZE_PI' not in {q.kind for q in params}:
                     raise GenError('%s: rank %s without a communicator' % (cname, n))
+                if comm is None:
+                    continue    # MPI_Type_create_darray: a rank of its size argument, checked there
                 if n == 'root':
                     b.check('umpi_check_root(%s, %s_ptr, %s)' % (n, comm.name, arg))
                 else:
@@ -379,25 +412,57 @@ def entry_point(f, large, impl_sig):
             b.check('umpi_check_ptr(%s, %s)' % (n, arg))
 
     # Arguments of the implementation: decoded handles, widened counts, temporaries for outputs.
-    args = []
-    for p, idecl in zip(params, impl_sig):
+    # The implementation has the _c signature: parameters only the _c variant has get 0 / NULL in
+    # the classic one; int arrays of the classic one are widened into temporaries (freed after).
+    args, frees = [], []
+    classic = {p.name: p for p in params}
+    for p, idecl in zip(f.params(f.has_large), impl_sig):
+        if p.name not in classic:
+            args.append('NULL' if idecl.endswith(']') or '*' in idecl else '0')
+            continue
+        p = classic[p.name]
         if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array \
                 and p.name not in f.raw:
             args.append('%s_ptr' % p.name)
             continue
-        if p.c_decl(large) == idecl:
+        mine = p.c_decl(large)
+        if mine == idecl:
             args.append(p.name)
+        elif same_width(mine, idecl):
+            # MPI_Aint and MPI_Count are one C type in the MPICH ABI (umpi_check.h asserts it)
+            t, suffix = p.c_type(True)
+            if suffix == '[]':
+                args.append('(%s*) %s' % (t, p.name))
+            elif t.endswith('*'):
+                args.append('(%s) %s' % (t, p.name))
+            else:
+                args.append(p.name)
         elif p.is_array:
-            raise GenError('%s: array %s differs from the implementation (%s): give the classic '
-                           'binding its own impl= function' % (cname, p.name, idecl))
+            if p.dir != 'in' or 'int' not in mine.split():
+                raise GenError('%s: array %s differs from the implementation (%s): give the classic '
+                               'binding its own impl= function' % (cname, p.name, idecl))
+            tmp = '%s_l' % p.name
+            wide = 'MPI_Count' if 'MPI_Count' in idecl else 'MPI_Aint'
+            b.decls.append('%s *%s = NULL;' % (wide, tmp))
+            length = p.length if p.length != '*' else first_length.name
+            b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (p.name, length, tmp, c_str(p.name)))
+            frees.append(tmp)
+            args.append(tmp)
         elif p.is_ptr(large):
             # an int output of the classic binding, MPI_Count/MPI_Aint in the implementation
             tmp = '%s_l' % p.name
             b.decls.append('%s%s;' % (idecl.rsplit(' ', 1)[0].rstrip('*').rstrip() + ' ', tmp))
+            if p.dir == 'inout':
+                b.widen_plain.append('    %s = *%s;' % (tmp, p.name))
             args.append('&' + tmp)
             b.after.append('    *%s = umpi_count_to_int(%s);' % (p.name, tmp))
         else:
             args.append('(%s) %s' % (idecl.rsplit(' ', 1)[0], p.name))  # widen an input count
+    if f.variant:
+        args.append('1' if large else '0')
+    for w in b.widen:
+        b.check(w)
+    b.lines += b.widen_plain
 
     out = [signature(f, large, 'PMPI_'), '{', '    int err;']
     out += ['    ' + x for x in b.decls]
@@ -406,12 +471,15 @@ def entry_point(f, large, impl_sig):
         out += ['    if (umpi_unlikely(!umpi_is_initialized()))',
                 '        umpi_err_uninitialized(%s);' % c_str(cname)]
     out += b.lines
-    out += ['    err = umpi_impl_%s(%s);' % (f.impl, ', '.join(args)),
-            '    if (umpi_unlikely(err != MPI_SUCCESS))',
+    out += ['    err = umpi_impl_%s(%s);' % (f.impl, ', '.join(args))]
+    out += ['    if (umpi_unlikely(err != MPI_SUCCESS))',
             '        goto fail;']
     out += b.after
+    out += ['    free(%s);' % t for t in frees]
     out += ['    return MPI_SUCCESS;',
-            'fail:',
+            'fail:']
+    out += ['    free(%s);' % t for t in frees]
+    out += [
             '    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
                                                          comm.name if comm else 'MPI_COMM_NULL'),
             '}']
@@ -467,7 +535,8 @@ def gen_impl_header(impls):
 def gen_bindings(funcs, impls):
     out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
            '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
-           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '']
+           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '',
+           '#include <stdlib.h>', '']
     for f in funcs:
         sig = impls[f.impl][1]
         for cname, large in f.variants():

@@ -23,6 +23,10 @@ libmpi_la_SOURCES += \
 	src/core/err.c \
 	src/core/errhandler.c \
 	src/core/datatype.c \
+	src/core/datatype_type.c \
+	src/core/datatype_engine.c \
+	src/core/datatype_mpi.c \
+	src/core/datatype_external.c \
 	src/core/env.c \
 	src/core/attr.c
 

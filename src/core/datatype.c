@@ -1,10 +1,10 @@
 /*
- * Predefined datatypes: lookup by handle, and pack/unpack for the pair types that have holes.
+ * Predefined datatypes, and the lookup of every datatype handle.
  *
  * Builtin handles (kind 1) carry a unique number in their low byte, so the table is indexed by
  * it and a lookup is one load and a compare. MPICH encodes the pair types MPI_FLOAT_INT,
  * MPI_DOUBLE_INT, ... as *direct* handles 0..4 (they are not contiguous in MPICH's model), so
- * they live in a second small table; derived types (issue 3) take direct indices from
+ * they live in a second small table; derived types take direct indices from
  * UMPI__DT_FIRST_DERIVED on.
  *
  * Everything is initialised statically: the tables are ready before MPI_Init and cost nothing
@@ -90,6 +90,7 @@
         .handle = (h), .name = #h, .size = sizeof(ctype), .lb = 0, .extent = sizeof(ctype),      \
         .true_lb = 0, .true_extent = sizeof(ctype), .contig = 1, .n_basic = (nbasic),            \
         .nblocks = 1, .blocks = { { 0, sizeof(ctype) } }, .builtin = 1, .committed = 1,          \
+        .align = _Alignof(ctype), .combiner = MPI_COMBINER_NAMED,                                 \
     },
 
 /* The handle's encoded size is what MPICH-built binaries believe: it must match the C type. */
@@ -124,7 +125,7 @@ struct umpi__long_double_int { long double v; int i; };
         .nblocks = UMPI__PAIR_CONTIG(S, V) ? 1 : 2,                                              \
         .blocks = { { 0, UMPI__PAIR_CONTIG(S, V) ? sizeof(S) : sizeof(V) },                      \
                     { offsetof(S, i), UMPI__PAIR_CONTIG(S, V) ? 0 : sizeof(int) } },              \
-        .builtin = 1, .committed = 1,                                                             \
+        .builtin = 1, .committed = 1, .align = _Alignof(S), .combiner = MPI_COMBINER_NAMED,       \
     },
 
 #define UMPI__DT_FIRST_DERIVED 5
@@ -135,6 +136,10 @@ static umpi_dtype_t umpi__dt_pair[UMPI__DT_FIRST_DERIVED] = {
     UMPI__PAIR(MPI_SHORT_INT, struct umpi__short_int, short)
     UMPI__PAIR(MPI_LONG_DOUBLE_INT, struct umpi__long_double_int, long double)
 };
+
+/* Derived datatypes (datatype_type.c): direct handles from UMPI__DT_FIRST_DERIVED on. */
+struct umpi_handle_table umpi_dtype_table = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                             .first_dynamic = UMPI__DT_FIRST_DERIVED};
 
 umpi_dtype_t *umpi_dtype_get_slow(MPI_Datatype h)
 {
@@ -149,44 +154,8 @@ umpi_dtype_t *umpi_dtype_get_slow(MPI_Datatype h)
     case UMPI_KIND_DIRECT:
         if (UMPI_HANDLE_INDEX(h) < UMPI__DT_FIRST_DERIVED)
             return &umpi__dt_pair[UMPI_HANDLE_INDEX(h)];
-        return NULL; /* derived datatypes: issue 3 */
+        return umpi_ht_get(&umpi_dtype_table, UMPI_HANDLE_INDEX(h));
     default:
         return NULL;
-    }
-}
-
-void umpi_dtype_pack(const umpi_dtype_t *dt, const void *src, MPI_Count count, void *dst)
-{
-    const char *s = src;
-    char *d = dst;
-    if (dt->contig) {
-        memcpy(d, s + dt->true_lb, (size_t) (count * dt->size));
-        return;
-    }
-    /* Block displacements are from the start of each element. */
-    for (MPI_Count i = 0; i < count; i++, s += dt->extent) {
-        for (int b = 0; b < dt->nblocks; b++) {
-            memcpy(d, s + dt->blocks[b].disp, (size_t) dt->blocks[b].len);
-            d += dt->blocks[b].len;
-        }
-    }
-}
-
-/* bytes need not be a whole number of elements: a short message fills a prefix, block by block. */
-void umpi_dtype_unpack(const umpi_dtype_t *dt, const void *src, MPI_Count bytes, void *dst)
-{
-    const char *s = src;
-    char *d = dst;
-    if (dt->contig) {
-        memcpy(d + dt->true_lb, s, (size_t) bytes);
-        return;
-    }
-    for (; bytes > 0; d += dt->extent) {
-        for (int b = 0; b < dt->nblocks && bytes > 0; b++) {
-            MPI_Aint len = dt->blocks[b].len < bytes ? dt->blocks[b].len : (MPI_Aint) bytes;
-            memcpy(d + dt->blocks[b].disp, s, (size_t) len);
-            s += len;
-            bytes -= len;
-        }
     }
 }

@@ -196,10 +196,29 @@ static inline void umpi_comm_release(umpi_comm_t *c)
 /* ---- datatypes ------------------------------------------------------------------------------- */
 
 /*
- * What point-to-point needs to know of a datatype. Issue 2 has the predefined types (basic ones,
- * contiguous; pair types such as MPI_DOUBLE_INT, which have holes); issue 3 adds derived types and
- * the pack engine behind the same lookup.
+ * A datatype. Predefined ones are static (datatype.c); derived ones (datatype_type.c) come from a
+ * handle table and carry what MPI_Type_get_envelope/contents report, a reference count, and after
+ * MPI_Type_commit the compiled form that the pack engine (datatype_engine.c) runs.
+ *
+ * Compiled form: the bytes of one element, in type-map order, as a list of strided runs
+ * ("ops"): op k is `count` blocks of `len` bytes at disp, disp + stride, ... Adjacent runs are
+ * merged and repeated runs become one op, so a vector is one op whatever its count, and packing
+ * it is one tight loop (see umpi_dtype_pack_range). A repetition of several ops (a vector of
+ * structs) stays a loop around them (loop_count, loop_stride) instead of copies of the list.
  */
+typedef struct umpi_dt_op {
+    MPI_Aint disp;           /* from the start of the element (the buffer address) */
+    MPI_Aint len;            /* bytes of one block, > 0 */
+    MPI_Count count;         /* blocks, > 0 */
+    MPI_Aint stride;         /* bytes between the starts of two blocks (count > 1) */
+} umpi_dt_op_t;
+
+/* Constituents in type-map order, for counting basic elements (MPI_Get_elements). */
+typedef struct umpi_dt_kid {
+    struct umpi_dtype *type;
+    MPI_Count reps;
+} umpi_dt_kid_t;
+
 typedef struct umpi_dtype {
     MPI_Datatype handle;
     const char *name;
@@ -207,11 +226,32 @@ typedef struct umpi_dtype {
     MPI_Aint lb, extent;
     MPI_Aint true_lb, true_extent;
     int contig;              /* the data of count elements is count*size bytes from buf + true_lb */
-    int n_basic;             /* basic elements in one element (MPI_Get_elements) */
+    MPI_Count n_basic;       /* basic elements in one element (MPI_Get_elements) */
     int nblocks;             /* for non-contiguous predefined (pair) types: the blocks of one element */
     struct { MPI_Aint disp; MPI_Aint len; } blocks[2];
-    int builtin;
+    int builtin;             /* predefined (basic or pair): static, never freed */
     int committed;
+    int align;               /* alignment of the most aligned basic type (struct padding) */
+
+    /* derived types only */
+    int refcount;            /* the handle (until MPI_Type_free) + types built on it + pending operations */
+    int combiner;            /* MPI_COMBINER_* */
+    MPI_Count n_ints, n_addrs, n_counts, n_types;    /* the envelope */
+    int *ints;               /* the contents, as the constructor got them */
+    MPI_Aint *addrs;
+    MPI_Count *counts;
+    struct umpi_dtype **types;
+    int large;               /* made by an MPI_X_c constructor (or with counts beyond int): contents
+                              * in the large-count layout, for MPI_Type_get_envelope_c/contents_c */
+    struct umpi_dtype *shadow; /* MPI_Type_create_darray: the same data as a tree of hindexed types */
+    int nkids;
+    umpi_dt_kid_t *kids;
+    umpi_dt_op_t *ops;       /* compiled form (NULL until committed) */
+    MPI_Count nops;
+    MPI_Count loop_count;    /* one element is loop_count repetitions of the ops, loop_stride */
+    MPI_Aint loop_stride;    /* bytes apart (an outer loop instead of copies of the op list) */
+    MPI_Count *op_off;       /* packed bytes before op k, nops + 1 entries */
+    char user_name[MPI_MAX_OBJECT_NAME];
 } umpi_dtype_t;
 
 /* Builtin datatypes by the low byte of their handle (datatype.c). */
@@ -235,9 +275,51 @@ static inline MPI_Count umpi_dtype_size_fast(MPI_Datatype h, const umpi_dtype_t 
     return dt->size;
 }
 
-/* Packs count elements of a non-contiguous type into dst (size*count bytes), and back. */
+/* References held by pending operations and by types built on a type (builtins: no-ops). */
+void umpi_dtype_release_slow(umpi_dtype_t *dt);
+static inline void umpi_dtype_retain(umpi_dtype_t *dt)
+{
+    if (umpi_unlikely(!dt->builtin))
+        __atomic_add_fetch(&dt->refcount, 1, __ATOMIC_RELAXED);
+}
+static inline void umpi_dtype_release(umpi_dtype_t *dt)
+{
+    if (umpi_unlikely(!dt->builtin))
+        umpi_dtype_release_slow(dt);
+}
+
+/* ---- the pack engine (datatype_engine.c) ---- */
+
+/* Compiles dt (and the types it is built from) into ops; UMPI_ERR_NOMEM on failure. */
+umpi_status_t umpi_dtype_compile(umpi_dtype_t *dt);
+/* Packs bytes [offset, offset + len) of the packed stream of count elements at buf into dst
+ * (len must not run past the end): any offset, so long messages can be packed in pieces. */
+void umpi_dtype_pack_range(const umpi_dtype_t *dt, const void *buf, MPI_Count count, MPI_Count offset,
+                           void *dst, MPI_Count len);
+/* The inverse: bytes [offset, offset + len) of the packed stream from src into the elements at buf. */
+void umpi_dtype_unpack_range(const umpi_dtype_t *dt, void *buf, MPI_Count count, MPI_Count offset,
+                             const void *src, MPI_Count len);
+/* Packs count elements of a committed type into dst (size*count bytes), and back (bytes need not
+ * be a whole number of elements). */
 void umpi_dtype_pack(const umpi_dtype_t *dt, const void *src, MPI_Count count, void *dst);
 void umpi_dtype_unpack(const umpi_dtype_t *dt, const void *src, MPI_Count bytes, void *dst);
+/* Basic elements in the first `bytes` bytes of a packed stream of dt; -1 when bytes ends inside
+ * a basic element. And the bytes that `elements` basic elements take (-1: not possible). */
+MPI_Count umpi_dtype_elements(const umpi_dtype_t *dt, MPI_Count bytes);
+MPI_Count umpi_dtype_elements_bytes(const umpi_dtype_t *dt, MPI_Count elements);
+
+/* ---- derived types (datatype_type.c) ---- */
+
+/* A new derived type with a handle (refcount 1, not committed) from its constructor's arguments in
+ * the large-count layout (datatype_type.c), holding a reference on each of types[]. */
+int umpi_dtype_create(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
+                      int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t **out);
+/* The same for MPI_COMBINER_DARRAY, whose data is that of shadow (the new type takes the reference). */
+int umpi_dtype_create_shadowed(int combiner, const MPI_Count *counts, MPI_Count n_counts, const int *ints,
+                               int n_ints, umpi_dtype_t *const *types, int n_types, umpi_dtype_t *shadow,
+                               umpi_dtype_t **out);
+/* Whether counts[i] of a type made by combiner is an address (MPI_Aint) in the classic layout. */
+int umpi_dtype_is_address(int combiner, const MPI_Count *counts, MPI_Count i);
 
 /* ---- info objects (info.c) ------------------------------------------------------------------- */
 

@@ -43,15 +43,15 @@ typedef struct umpi_request {
     MPI_Status status;     /* filled at completion: SOURCE, TAG, byte count, cancelled */
     umpi_comm_t *comm;
 
-    /* What the operation was started with (persistent requests restart from here; receives of
-     * non-contiguous types unpack from tmp at completion). */
+    /* What the operation was started with (persistent requests restart from here; for
+     * non-contiguous types, UCX's generic datatype packs and unpacks through buf, count, dt). */
     const void *buf;
     MPI_Count count;
     umpi_dtype_t *dt;
     int peer;              /* rank in comm, MPI_ANY_SOURCE or MPI_PROC_NULL */
     int tag;
     uint8_t mode;          /* umpi_send_mode_t */
-    void *tmp;             /* packed staging buffer (non-contiguous predefined types) */
+    void *tmp;             /* the UCX iov list of a non-contiguous datatype (pt2pt/p2p_dtype.c) */
     size_t tmp_len;
     void *bsend_seg;       /* the attached-buffer segment of a buffered send */
 
@@ -151,6 +151,8 @@ static inline void umpi_request_release(umpi_request_t *r)
 {
     if (umpi_unlikely(r->tmp != NULL))
         umpi_request_free_tmp(r);
+    if (r->dt != NULL)
+        umpi_dtype_release(r->dt); /* the reference the operation held (derived types only) */
     r->bsend_seg = NULL;
     r->kind = 0;
     umpi_comm_release(r->comm);

@@ -11,6 +11,7 @@
 #define UMPI_CHECK_H
 
 #include <limits.h>
+#include <stdlib.h>
 #include "core/umpi.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
@@ -30,10 +31,13 @@ static inline int umpi_check_comm(MPI_Comm comm, umpi_comm_t **comm_ptr, const c
                            (unsigned) comm, arg);
 }
 
-static inline int umpi_check_dtype(MPI_Datatype dtype, umpi_dtype_t **dtype_ptr, const char *arg)
+/* need_commit: the datatype describes a buffer (communication, pack); constructors and queries
+ * accept uncommitted types. */
+static inline int umpi_check_dtype(MPI_Datatype dtype, umpi_dtype_t **dtype_ptr, int need_commit,
+                                   const char *arg)
 {
     *dtype_ptr = umpi_dtype_get(dtype);
-    if (umpi_likely(*dtype_ptr != NULL && (*dtype_ptr)->committed))
+    if (umpi_likely(*dtype_ptr != NULL && ((*dtype_ptr)->committed || !need_commit)))
         return MPI_SUCCESS;
     if (dtype == MPI_DATATYPE_NULL)
         return umpi_err_create(MPI_ERR_TYPE, "MPI_DATATYPE_NULL in argument '%s'", arg);
@@ -176,6 +180,22 @@ static inline int umpi_check_info(MPI_Info info, int null_ok, const char *arg)
 static inline int umpi_count_to_int(MPI_Count c)
 {
     return (c >= INT_MIN && c <= INT_MAX) ? (int) c : MPI_UNDEFINED;
+}
+
+/* The generator passes MPI_Aint and MPI_Count arrays and pointers for each other. */
+_Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ in width");
+
+/* An int array of the classic binding widened for the implementation's large-count signature
+ * (the caller frees *out). */
+static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, const char *arg)
+{
+    *out = malloc((size_t) (n > 0 ? n : 1) * sizeof(MPI_Count));
+    if (*out == NULL)
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory widening argument '%s' (%ld entries)",
+                               arg, (long) n);
+    for (MPI_Count i = 0; i < n; i++)
+        (*out)[i] = in[i];
+    return MPI_SUCCESS;
 }
 
 #endif /* UMPI_CHECK_H */

@@ -7,4 +7,5 @@ libmpi_la_SOURCES += \
 	src/pt2pt/sendrecv.c \
 	src/pt2pt/persistent.c \
 	src/pt2pt/wait.c \
-	src/pt2pt/status.c
+	src/pt2pt/status.c \
+	src/pt2pt/p2p_dtype.c

@@ -16,6 +16,7 @@ static int umpi__persistent_new(umpi_req_kind_t kind, const void *buf, MPI_Count
     r->buf = buf;
     r->count = count;
     r->dt = dt;
+    umpi_dtype_retain(dt); /* the request outlives MPI_Type_free */
     r->peer = peer;
     r->tag = tag;
     r->mode = (uint8_t) mode;

@@ -23,21 +23,17 @@ static void umpi__status_from_info(MPI_Status *status, const ucp_tag_recv_info_t
     umpi_status_set_bytes(status, (MPI_Count) info->length);
 }
 
-/* Stages a receive of a non-contiguous type: UCX fills req->tmp, the completion unpacks it. */
-static int umpi__recv_buffer(umpi_request_t *r, size_t bytes, void **data)
+/* Where UCX delivers: contiguous data straight into the buffer; other types as an iov list or
+ * through the UCX generic datatype, unpacked fragment by fragment as they arrive (p2p_dtype.c). */
+static int umpi__recv_target(umpi_request_t *r, size_t bytes, void **data, size_t *len, ucp_datatype_t *udt)
 {
     if (umpi_likely(r->dt->contig)) {
         *data = (char *) r->buf + r->dt->true_lb;
+        *len = bytes;
+        *udt = ucp_dt_make_contig(1);
         return MPI_SUCCESS;
     }
-    free(r->tmp);
-    r->tmp = malloc(bytes ? bytes : 1);
-    if (r->tmp == NULL)
-        return umpi_err_create(MPI_ERR_OTHER, "out of memory staging a receive of %zu bytes", bytes);
-    r->tmp_len = bytes;
-    r->slow_done = 1;
-    *data = r->tmp;
-    return MPI_SUCCESS;
+    return umpi_p2p_dt_target(r, bytes, data, len, udt);
 }
 
 static int umpi__recv_error(umpi_status_t st, int source)
@@ -61,11 +57,13 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    err = umpi__recv_buffer(r, bytes, &data);
+    size_t len;
+    ucp_datatype_t udt;
+    err = umpi__recv_target(r, bytes, &data, &len, &udt);
     if (umpi_unlikely(err != MPI_SUCCESS))
         return err;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    umpi_status_t st = umpi_ucx_recv(data, bytes, tag, mask, r, &ucx_req);
+    umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask, r, &ucx_req);
     if (umpi_unlikely(st != UMPI_OK))
         return umpi__recv_error(st, r->peer);
     if (r->done && r->slow_done)
@@ -82,6 +80,7 @@ int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int
     r->buf = buf;
     r->count = count;
     r->dt = dt;
+    umpi_dtype_retain(dt); /* until the request is released: MPI_Type_free may come first */
     r->peer = source;
     r->tag = tag;
     int err = umpi_p2p_irecv_start(r);
@@ -291,15 +290,18 @@ static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_M
     r->buf = buf;
     r->count = count;
     r->dt = dt;
+    umpi_dtype_retain(dt);
     r->peer = r->status.MPI_SOURCE;
     r->tag = r->status.MPI_TAG;
-    err = umpi__recv_buffer(r, bytes, &data);
+    size_t len;
+    ucp_datatype_t udt;
+    err = umpi__recv_target(r, bytes, &data, &len, &udt);
     if (err != MPI_SUCCESS)
         return err;
     /* The probe's info stands for an immediate completion, for which UCX reports nothing. */
     info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG);
     info.length = (size_t) umpi_status_get_bytes(&r->status);
-    umpi_status_t st = umpi_ucx_msg_recv(data, bytes, (ucp_tag_message_h) r->ucx_msg, r, &ucx_req, &info);
+    umpi_status_t st = umpi_ucx_msg_recv_dt(data, len, udt, (ucp_tag_message_h) r->ucx_msg, r, &ucx_req, &info);
     if (st != UMPI_OK)
         return umpi__recv_error(st, r->peer);
     if (r->done && info.length > bytes)

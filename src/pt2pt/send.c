@@ -24,18 +24,27 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         return MPI_SUCCESS;
     }
 
+    /* Contiguous data goes as bytes; other types as an iov list or through the UCX generic
+     * datatype (p2p_dtype.c), described by a request naming buf, count and dt: req, or for a
+     * blocking send one on the stack, which lives until the send completes here. */
     const void *data = (const char *) buf + dt->true_lb;
-    void *tmp = NULL;
+    size_t len = bytes;
+    ucp_datatype_t udt = ucp_dt_make_contig(1);
+    umpi_request_t view;
+    view.tmp = NULL;
     if (umpi_unlikely(!dt->contig)) {
-        tmp = malloc(bytes ? bytes : 1);
-        if (tmp == NULL)
-            return umpi_err_create(MPI_ERR_OTHER, "out of memory packing %zu bytes of %s", bytes, dt->name);
-        umpi_dtype_pack(dt, buf, count, tmp);
-        data = tmp;
-        if (req != NULL) {
-            free(req->tmp); /* a persistent request's staging buffer from its previous start */
-            req->tmp = tmp;
+        umpi_request_t *v = req != NULL ? req : &view;
+        if (req != NULL && req->dt != dt) {
+            umpi_dtype_retain(dt); /* the engine reads dt until the send completes */
+            if (req->dt != NULL)
+                umpi_dtype_release(req->dt);
         }
+        v->buf = buf;
+        v->count = count;
+        v->dt = dt;
+        err = umpi_p2p_dt_target(v, bytes, (void **) &data, &len, &udt);
+        if (umpi_unlikely(err != MPI_SUCCESS))
+            return err;
     }
 
     ucp_ep_h ep;
@@ -43,12 +52,10 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
     int world = umpi_comm_to_world(comm, dest);
     umpi_status_t st = umpi_ucx_ep(world, &ep);
     if (umpi_likely(st == UMPI_OK))
-        st = umpi_ucx_send(ep, data, bytes, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
-                           mode == UMPI_SEND_SYNC, req, &ucx_req);
+        st = umpi_ucx_send_dt(ep, data, len, udt, umpi_ucx_send_tag(comm->context_id, comm->rank, tag),
+                              mode == UMPI_SEND_SYNC, req, &ucx_req);
     if (umpi_unlikely(st != UMPI_OK)) {
-        if (req != NULL && req->tmp == tmp)
-            req->tmp = NULL;
-        free(tmp);
+        free(view.tmp);
         return umpi__send_error(st, dest, world);
     }
     umpi_debug(3, "send %zu bytes to rank %d tag %d (context %u, %s)", bytes, dest, tag, comm->context_id,
@@ -63,8 +70,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }
-    if (req == NULL)
-        free(tmp);
+    free(view.tmp);
     return err;
 }
 

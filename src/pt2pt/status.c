@@ -12,33 +12,22 @@ int umpi_impl_get_count(const MPI_Status *status, umpi_dtype_t *datatype_ptr, MP
     return MPI_SUCCESS;
 }
 
-/* Basic elements: whole elements times their basic count, plus one for a partly received pair
- * element whose first member arrived whole (the pair types are the only multi-element
- * predefined types; their first member is blocks[0] when they have holes, else half the size). */
+/* Basic elements of whole elements and of a partly received last one, as far as its basic
+ * elements arrived whole (the datatype engine walks the type's constituents). */
 int umpi_impl_get_elements(const MPI_Status *status, umpi_dtype_t *datatype_ptr, MPI_Count *count)
 {
-    const umpi_dtype_t *dt = datatype_ptr;
-    MPI_Count bytes = umpi_status_get_bytes(status);
-    if (dt->size == 0) {
-        *count = 0;
-        return MPI_SUCCESS;
-    }
-    MPI_Count whole = bytes / dt->size, rest = bytes % dt->size;
-    *count = whole * dt->n_basic;
-    if (rest != 0) {
-        MPI_Count first = dt->nblocks == 2 ? dt->blocks[0].len : dt->size / 2;
-        *count = dt->n_basic == 2 && rest == first ? *count + 1 : MPI_UNDEFINED;
-    }
+    MPI_Count n = umpi_dtype_elements(datatype_ptr, umpi_status_get_bytes(status));
+    *count = n < 0 ? MPI_UNDEFINED : n;
     return MPI_SUCCESS;
 }
 
 int umpi_impl_status_set_elements(MPI_Status *status, umpi_dtype_t *datatype_ptr, MPI_Count count)
 {
-    const umpi_dtype_t *dt = datatype_ptr;
-    if (dt->n_basic > 1 && count % dt->n_basic != 0)
-        return umpi_err_create(MPI_ERR_ARG, "count %lld is not a whole number of %s elements",
-                               (long long) count, dt->name);
-    umpi_status_set_bytes(status, count / (dt->n_basic ? dt->n_basic : 1) * dt->size);
+    MPI_Count bytes = umpi_dtype_elements_bytes(datatype_ptr, count);
+    if (bytes < 0)
+        return umpi_err_create(MPI_ERR_ARG, "count %lld is not a number of basic elements of datatype %s",
+                               (long long) count, datatype_ptr->name);
+    umpi_status_set_bytes(status, bytes);
     return MPI_SUCCESS;
 }
 

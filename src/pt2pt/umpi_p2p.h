@@ -61,6 +61,11 @@ static inline int umpi_p2p_request_lookup(MPI_Request h, const char *argname, in
 }
 
 /* Buffered sends (bsend.c). */
+/* How UCX gets the data of a non-contiguous datatype (p2p_dtype.c): an iov list of few large
+ * blocks, or the generic datatype packed by the engine. req->buf, count and dt describe it; the
+ * iov list goes to req->tmp (freed with the request). */
+int umpi_p2p_dt_target(umpi_request_t *req, size_t bytes, void **data, size_t *len, ucp_datatype_t *udt);
+
 int umpi_p2p_bsend(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm);
 void umpi_p2p_bsend_segment_done(void *seg);
 void umpi_p2p_bsend_finalize(void);

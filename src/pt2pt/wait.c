@@ -5,14 +5,6 @@
 
 void umpi_p2p_complete_slow(umpi_request_t *r)
 {
-    if (r->tmp != NULL && r->kind == UMPI_REQ_RECV) {
-        if (r->net_status == UCS_OK) {
-            MPI_Count got = umpi_status_get_bytes(&r->status);
-            umpi_dtype_unpack(r->dt, r->tmp, got, (void *) r->buf);
-        }
-        free(r->tmp);
-        r->tmp = NULL;
-    }
     if (r->bsend_seg != NULL) {
         umpi_p2p_bsend_segment_done(r->bsend_seg);
         r->bsend_seg = NULL;

@@ -9,7 +9,7 @@ UMPI_UNIT_BASE = src/core/handle.c src/core/log.c src/core/knobs.c test/unit/stu
 UMPI_UNIT_ERR = src/core/err.c src/core/errhandler.c
 
 check_PROGRAMS += test/unit/test_handle test/unit/test_err test/unit/test_knobs \
-	test/unit/test_datatype test/unit/test_env
+	test/unit/test_datatype test/unit/test_env test/unit/test_dtype_engine
 
 test_unit_test_handle_SOURCES = test/unit/test_handle.c $(UMPI_UNIT_BASE)
 test_unit_test_handle_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
@@ -25,9 +25,14 @@ test_unit_test_knobs_SOURCES = test/unit/test_knobs.c src/core/handle.c src/core
 test_unit_test_knobs_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_knobs_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_datatype_SOURCES = test/unit/test_datatype.c src/core/datatype.c $(UMPI_UNIT_BASE)
+UMPI_UNIT_DTYPE = src/core/datatype.c src/core/datatype_type.c src/core/datatype_engine.c
+test_unit_test_datatype_SOURCES = test/unit/test_datatype.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_BASE)
 test_unit_test_datatype_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_datatype_LDADD = $(UMPI_UNIT_LDADD)
+
+test_unit_test_dtype_engine_SOURCES = test/unit/test_dtype_engine.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_BASE)
+test_unit_test_dtype_engine_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_dtype_engine_LDADD = $(UMPI_UNIT_LDADD)
 
 test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)

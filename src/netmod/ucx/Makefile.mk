@@ -1,4 +1,5 @@
 # src/netmod/ucx: the UCX network module
 libmpi_la_SOURCES += \
 	src/netmod/ucx/umpi_ucx.h \
-	src/netmod/ucx/ucx.c
+	src/netmod/ucx/ucx.c \
+	src/netmod/ucx/ucx_dtype.c

@@ -73,6 +73,9 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
         .thread_mode = thread_level >= MPI_THREAD_SERIALIZED ? UCS_THREAD_MODE_SERIALIZED
                                                              : UCS_THREAD_MODE_SINGLE,
     };
+    rc = umpi_ucx_dtype_init();
+    if (rc != UMPI_OK)
+        goto fail;
     st = ucp_worker_create(umpi_ucx.context, &wparams, &umpi_ucx.worker);
     if (st != UCS_OK) {
         rc = umpi_ucx_status(st, "ucp_worker_create");
@@ -139,6 +142,7 @@ void umpi_ucx_finalize(void)
         ucp_worker_destroy(umpi_ucx.worker);
         umpi_ucx.worker = NULL;
     }
+    umpi_ucx_dtype_finalize();
     if (umpi_ucx.context != NULL) {
         ucp_cleanup(umpi_ucx.context);
         umpi_ucx.context = NULL;
@@ -192,10 +196,10 @@ static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_inf
 
 /* ---- operations ---------------------------------------------------------------------------------- */
 
-umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
-                            umpi_request_t *req, void **ucx_req)
+umpi_status_t umpi_ucx_send_dt(ucp_ep_h ep, const void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag,
+                               int sync, umpi_request_t *req, void **ucx_req)
 {
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(1)};
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = dt};
     if (req != NULL) {
         p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = umpi__send_cb;
@@ -250,13 +254,13 @@ static umpi_status_t umpi__recv_result(ucs_status_ptr_t sp, umpi_request_t *req,
  * lost. With the flag, a message that is already here completes through the callback before
  * ucp_tag_recv_nbx returns, and the callback always has the info.
  */
-umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_request_t *req,
-                            void **ucx_req)
+umpi_status_t umpi_ucx_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, ucp_tag_t mask,
+                               umpi_request_t *req, void **ucx_req)
 {
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .datatype = ucp_dt_make_contig(1),
+        .datatype = dt,
         .cb.recv = umpi__recv_cb,
         .user_data = req,
     };
@@ -297,12 +301,12 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
     return UMPI_OK;
 }
 
-umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
-                                void **ucx_req, ucp_tag_recv_info_t *info)
+umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_message_h msg,
+                                   umpi_request_t *req, void **ucx_req, ucp_tag_recv_info_t *info)
 {
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_RECV_INFO,
-        .datatype = ucp_dt_make_contig(1),
+        .datatype = dt,
         .recv_info.tag_info = info,
     };
     if (req != NULL) {

@@ -43,6 +43,7 @@ struct umpi_ucx {
     ucp_ep_h *eps;            /* by world rank; NULL until first used */
     int nranks;
     size_t request_size;      /* UCX's request size (for the leak check) */
+    ucp_datatype_t dt_generic; /* umpi datatypes packed by our engine (ucx_dtype.c); 0 until init */
 };
 extern struct umpi_ucx umpi_ucx;
 
@@ -111,10 +112,30 @@ static inline unsigned umpi_ucx_progress(void)
  * req->net_status) from inside umpi_progress(). Sends take req == NULL for blocking calls: the
  * caller then waits on *ucx_req with umpi_ucx_test_send.
  */
-umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
-                            umpi_request_t *req, void **ucx_req);
-umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
-                            umpi_request_t *req, void **ucx_req);
+umpi_status_t umpi_ucx_send_dt(ucp_ep_h ep, const void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag,
+                               int sync, umpi_request_t *req, void **ucx_req);
+umpi_status_t umpi_ucx_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, ucp_tag_t mask,
+                               umpi_request_t *req, void **ucx_req);
+/* Contiguous bytes: len bytes at buf. */
+static inline umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
+                                          umpi_request_t *req, void **ucx_req)
+{
+    return umpi_ucx_send_dt(ep, buf, len, ucp_dt_make_contig(1), tag, sync, req, ucx_req);
+}
+static inline umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                                          umpi_request_t *req, void **ucx_req)
+{
+    return umpi_ucx_recv_dt(buf, len, ucp_dt_make_contig(1), tag, mask, req, ucx_req);
+}
+
+/*
+ * Non-contiguous datatypes (ucx_dtype.c). With umpi_ucx.dt_generic, the "buffer" handed to UCX is
+ * a umpi_request_t whose dt, buf and count describe the data, and the count is 1: UCX asks our
+ * engine for the packed bytes piece by piece at any offset (eager fragments, rendezvous), so no
+ * packed copy of the whole message is ever made.
+ */
+umpi_status_t umpi_ucx_dtype_init(void);
+void umpi_ucx_dtype_finalize(void);
 
 /* A blocking receive without an MPI request: completion lands in this struct on the caller's
  * stack (done, status, info), from UCX's callback. */
@@ -125,8 +146,13 @@ struct umpi_ucx_recv_wait {
 };
 umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
                                      struct umpi_ucx_recv_wait *w);
-umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
-                                void **ucx_req, ucp_tag_recv_info_t *info);
+umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_message_h msg,
+                                   umpi_request_t *req, void **ucx_req, ucp_tag_recv_info_t *info);
+static inline umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
+                                              void **ucx_req, ucp_tag_recv_info_t *info)
+{
+    return umpi_ucx_msg_recv_dt(buf, len, ucp_dt_make_contig(1), msg, req, ucx_req, info);
+}
 
 /* Completion test of a request returned to a blocking caller; frees it when complete. */
 static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
