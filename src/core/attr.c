@@ -92,3 +92,35 @@ int umpi_impl_comm_delete_attr(umpi_comm_t *comm_ptr, int comm_keyval)
 {
     return umpi_attr_delete(UMPI_OBJ_COMM, comm_ptr->handle, &comm_ptr->attrs, comm_keyval);
 }
+
+/* ---- datatypes: the same machinery, keyvals of kind UMPI_OBJ_DATATYPE --------------------------------- */
+
+int umpi_impl_type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                                 MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                                 void *extra_state)
+{
+    return umpi_keyval_create(UMPI_OBJ_DATATYPE, type_copy_attr_fn, type_delete_attr_fn, extra_state,
+                              type_keyval);
+}
+
+int umpi_impl_type_free_keyval(int *type_keyval)
+{
+    return umpi_keyval_free(UMPI_OBJ_DATATYPE, type_keyval);
+}
+
+int umpi_impl_type_set_attr(umpi_dtype_t *datatype_ptr, int type_keyval, void *attribute_val)
+{
+    return umpi_attr_set(UMPI_OBJ_DATATYPE, datatype_ptr->handle, &datatype_ptr->attrs, type_keyval,
+                         attribute_val);
+}
+
+/* attribute_val is really a void **: the standard keeps void * in C for Fortran's sake. */
+int umpi_impl_type_get_attr(umpi_dtype_t *datatype_ptr, int type_keyval, void *attribute_val, int *flag)
+{
+    return umpi_attr_get(UMPI_OBJ_DATATYPE, datatype_ptr->attrs, type_keyval, (void **) attribute_val, flag);
+}
+
+int umpi_impl_type_delete_attr(umpi_dtype_t *datatype_ptr, int type_keyval)
+{
+    return umpi_attr_delete(UMPI_OBJ_DATATYPE, datatype_ptr->handle, &datatype_ptr->attrs, type_keyval);
+}

@@ -6,6 +6,7 @@
  * widened); constructors check what the generated checks cannot (array entries, subarray shape)
  * and hand the arguments to umpi_dtype_create() in its normalized layout (datatype_type.c).
  */
+#include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
 #include "mpi/gen/umpi_impl.h"
@@ -344,10 +345,16 @@ int umpi_impl_type_create_resized(umpi_dtype_t *oldtype_ptr, MPI_Count lb, MPI_C
 int umpi_impl_type_dup(umpi_dtype_t *oldtype_ptr, MPI_Datatype *newtype)
 {
     int err = umpi__make(MPI_COMBINER_DUP, NULL, 0, NULL, 0, &oldtype_ptr, 1, newtype, "duplicate", 0);
-    if (err == MPI_SUCCESS && oldtype_ptr->committed) {
-        umpi_dtype_t *dt = umpi_dtype_get(*newtype);
-        if (umpi__compile(dt) == UMPI_OK)
-            dt->committed = 1; /* a duplicate is committed when its original is (MPI 4.1 sec. 5.1.10) */
+    if (err != MPI_SUCCESS)
+        return err;
+    umpi_dtype_t *dt = umpi_dtype_get(*newtype);
+    if (oldtype_ptr->committed && umpi__compile(dt) == UMPI_OK)
+        dt->committed = 1; /* a duplicate is committed when its original is (MPI 4.1 sec. 5.1.10) */
+    /* The copy callbacks decide which attributes the duplicate gets; a failing one fails the dup. */
+    err = umpi_attr_list_copy(UMPI_OBJ_DATATYPE, oldtype_ptr->handle, oldtype_ptr->attrs, dt->handle, &dt->attrs);
+    if (err != MPI_SUCCESS) {
+        umpi_dtype_release(dt);
+        *newtype = MPI_DATATYPE_NULL;
     }
     return err;
 }
@@ -385,6 +392,10 @@ int umpi_impl_type_free(MPI_Datatype *datatype)
     if (dt->builtin)
         return umpi_err_create(MPI_ERR_TYPE, "predefined datatype %s in argument 'datatype' cannot be freed",
                                dt->name);
+    /* Delete callbacks first; a failing one fails the free and leaves the type as it was. */
+    err = umpi_attr_list_delete(UMPI_OBJ_DATATYPE, dt->handle, &dt->attrs);
+    if (err != MPI_SUCCESS)
+        return err;
     *datatype = MPI_DATATYPE_NULL;
     umpi_dtype_release(dt); /* pending operations keep their own references */
     return MPI_SUCCESS;

@@ -252,6 +252,7 @@ typedef struct umpi_dtype {
     MPI_Aint loop_stride;    /* bytes apart (an outer loop instead of copies of the op list) */
     MPI_Count *op_off;       /* packed bytes before op k, nops + 1 entries */
     char user_name[MPI_MAX_OBJECT_NAME];
+    struct umpi_attr *attrs; /* cached attributes (attr_list.c), builtin types included */
 } umpi_dtype_t;
 
 /* Builtin datatypes by the low byte of their handle (datatype.c). */
