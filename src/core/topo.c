@@ -126,8 +126,32 @@ struct umpi__dims_search {
     int k;
     int *cur, *best;
     long best_spread, best_min;
+    const long *div; /* the divisors of the number, smallest first: every factor is one */
+    int ndiv;
 };
 
+/* The smallest r with r^e >= q (q >= 1, e >= 1). */
+static long umpi__root_up(long q, int e)
+{
+    long lo = 1, hi = q;
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2, p = 1;
+        for (int j = 0; j < e && p < q; j++)
+            p *= mid;
+        if (p >= q)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/*
+ * Factor i of rest (factors i.. multiply to rest, none above cap). Factors go up from the
+ * smallest that can still reach rest; the last factor is at most root_up(rest / f, factors
+ * left), so the spread is at least first - that, a bound that grows with f: once it passes the
+ * best spread found, larger f cannot do better.
+ */
 static void umpi__dims_try(struct umpi__dims_search *s, int i, long rest, long cap)
 {
     if (i == s->k - 1) {
@@ -142,19 +166,52 @@ static void umpi__dims_try(struct umpi__dims_search *s, int i, long rest, long c
         }
         return;
     }
-    /* factor f of rest, f <= cap, and the k - i - 1 factors after it (each <= f) must reach
-     * rest / f: f^(k-i) >= rest */
-    for (long f = cap < rest ? cap : rest; f >= 1; f--) {
-        if (rest % f)
+    long lo = umpi__root_up(rest, s->k - i);
+    for (int d = 0; d < s->ndiv; d++) {
+        long f = s->div[d];
+        if (f < lo || rest % f)
             continue;
-        long p = 1;
-        for (int j = i; j < s->k && p < rest; j++)
-            p *= f;
-        if (p < rest)
-            break; /* smaller f cannot reach it either */
+        if (f > cap)
+            break;
+        long first = i ? s->cur[0] : f;
+        if (s->best_spread >= 0 && first - umpi__root_up(rest / f, s->k - i - 1) > s->best_spread)
+            break;
         s->cur[i] = (int) f;
         umpi__dims_try(s, i + 1, rest / f, f);
     }
+}
+
+/* The divisors of m (at most 1536 for an int), smallest first; their number, -1 when out of memory. */
+static int umpi__divisors(long m, long **out)
+{
+    int n = 0, cap = 64;
+    long *d = malloc((size_t) cap * sizeof(long));
+    for (long f = 1; d != NULL && f * f <= m; f++) {
+        if (m % f)
+            continue;
+        if (n + 2 > cap) {
+            long *g = realloc(d, (size_t) (cap *= 2) * sizeof(long));
+            if (g == NULL) {
+                free(d);
+                d = NULL;
+                break;
+            }
+            d = g;
+        }
+        d[n++] = f;
+        if (f != m / f)
+            d[n++] = m / f;
+    }
+    if (d == NULL)
+        return -1;
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+        for (int j = i; j > 0 && d[j] < d[j - 1]; j--) {
+            long t = d[j];
+            d[j] = d[j - 1];
+            d[j - 1] = t;
+        }
+    *out = d;
+    return n;
 }
 
 int umpi_impl_dims_create(int nnodes, int ndims, int dims[])
@@ -185,14 +242,19 @@ int umpi_impl_dims_create(int nnodes, int ndims, int dims[])
         return MPI_SUCCESS;
     }
     int *buf = malloc(2 * (size_t) nfree * sizeof(int));
-    if (buf == NULL)
+    long *div = NULL;
+    int ndiv = buf ? umpi__divisors(rest, &div) : -1;
+    if (ndiv < 0) {
+        free(buf);
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory in MPI_Dims_create");
-    struct umpi__dims_search s = {nfree, buf, buf + nfree, -1, 0};
+    }
+    struct umpi__dims_search s = {nfree, buf, buf + nfree, -1, 0, div, ndiv};
     umpi__dims_try(&s, 0, rest, rest);
     for (int i = 0, j = 0; i < ndims; i++)
         if (dims[i] == 0)
             dims[i] = s.best[j++];
     free(buf);
+    free(div);
     return MPI_SUCCESS;
 }
 
