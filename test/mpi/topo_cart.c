@@ -20,7 +20,7 @@ static void check_err(int err, int cls1, int cls2, const char *words, const char
 
 static void dims_table(void)
 {
-    static const struct { int n, nd, in[4], out[4]; } t[] = {
+    static const struct { int n, nd, in[8], out[8]; } t[] = {
         {1, 1, {0}, {1}},           {1, 3, {0}, {1, 1, 1}},        {2, 2, {0}, {2, 1}},
         {4, 2, {0}, {2, 2}},        {6, 2, {0}, {3, 2}},           {7, 2, {0}, {7, 1}},
         {8, 3, {0}, {2, 2, 2}},     {12, 2, {0}, {4, 3}},          {12, 3, {0}, {3, 2, 2}},
@@ -32,9 +32,12 @@ static void dims_table(void)
         {2310, 3, {0}, {15, 14, 11}}, {27720, 4, {0}, {15, 14, 12, 11}},
         {36, 3, {0, 3, 0}, {4, 3, 3}}, {60, 3, {2, 0, 0}, {2, 6, 5}}, {12, 2, {3, 4}, {3, 4}},
         {30, 3, {0, 0, 5}, {3, 2, 5}},
+        /* large: the search must stay fast */
+        {735134400, 3, {0}, {918, 910, 880}}, {735134400, 6, {0}, {34, 33, 30, 30, 28, 26}},
+        {2147483646, 4, {0}, {331, 217, 198, 151}}, {1000000, 8, {0}, {8, 8, 5, 5, 5, 5, 5, 5}},
     };
     for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        int d[4];
+        int d[8];
         memcpy(d, t[i].in, sizeof(d));
         int err = MPI_Dims_create(t[i].n, t[i].nd, d);
         MT_CHECK(err == MPI_SUCCESS, "Dims_create(%d, %d): %s", t[i].n, t[i].nd, mt_errstr(err));

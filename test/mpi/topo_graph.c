@@ -111,6 +111,26 @@ int main(int argc, char **argv)
               "Graph_map of too many nodes");
     MPI_Comm_free(&g);
 
+    /* topologies are for intracommunicators: halves joined by an intercommunicator */
+    if (n > 1) {
+        MPI_Comm half, inter, out;
+        int one = 1, per = 0, idx = 0;
+        MPI_Comm_split(MPI_COMM_WORLD, mt_rank % 2, mt_rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - mt_rank % 2, 7, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        check_err(MPI_Cart_create(inter, 1, &one, &per, 0, &out), MPI_ERR_COMM, MPI_ERR_COMM, "intercommunicator",
+                  "Cart_create on an intercommunicator");
+        check_err(MPI_Graph_create(inter, 1, &idx, NULL, 0, &out), MPI_ERR_COMM, MPI_ERR_COMM, "intercommunicator",
+                  "Graph_create on an intercommunicator");
+        check_err(MPI_Dist_graph_create_adjacent(inter, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
+                                                 MPI_INFO_NULL, 0, &out), MPI_ERR_COMM, MPI_ERR_COMM,
+                  "intercommunicator", "Dist_graph_create_adjacent on an intercommunicator");
+        MPI_Topo_test(inter, &st);
+        MT_CHECK(st == MPI_UNDEFINED, "Topo_test(intercommunicator) = %d", st);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
     /* a graph smaller than the communicator: the last rank is left out */
     if (n > 1) {
         int m = n - 1, newrank;
