@@ -131,6 +131,10 @@ int main(int argc, char **argv)
         MPI_Comm_free(&half);
     }
 
+    /* an empty graph: nobody is a node */
+    err = MPI_Graph_create(MPI_COMM_WORLD, 0, index, edges, 0, &g);
+    MT_CHECK(err == MPI_SUCCESS && g == MPI_COMM_NULL, "empty graph: %s, comm %x", mt_errstr(err), (unsigned) g);
+
     /* a graph smaller than the communicator: the last rank is left out */
     if (n > 1) {
         int m = n - 1, newrank;
