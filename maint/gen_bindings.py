@@ -93,6 +93,13 @@ VALUE = {
     'TAG': ('int', None),
     'THREAD_LEVEL': ('int', None),
     'VERSION': ('int', None),
+    # process topologies
+    'NUM_DIMS': ('int', None),
+    'DIMENSION': ('int', None),
+    'COORDINATE': ('int', None),
+    'DEGREE': ('int', None),
+    'WEIGHT': ('int', None),
+    'TOPOLOGY_TYPE': ('int', None),
     # handles and statuses
     'COMMUNICATOR': ('MPI_Comm', None),
     'DATATYPE': ('MPI_Datatype', None),
@@ -395,6 +402,8 @@ def entry_point(f, large, impl_sig):
             # KEYVAL, ERROR_CODE, ERROR_CLASS, LOGICAL, FUNCTION, ...: the implementation
             # validates them against its own tables.
             continue
+        if p.is_array and n in f.nullok:
+            continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
             length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
             if length is None or length not in byname:

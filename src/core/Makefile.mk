@@ -45,3 +45,10 @@ libmpi_la_SOURCES += \
 	src/core/intercomm.c \
 	src/coll/umpi_coll_internal.h \
 	src/coll/internal.c
+
+# --- process topologies (issue 3) ---
+libmpi_la_SOURCES += \
+	src/core/umpi_topo.h \
+	src/core/umpi_topo_internal.h \
+	src/core/topo.c \
+	src/core/topo_graph.c

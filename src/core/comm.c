@@ -5,6 +5,7 @@
  */
 #include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
+#include "core/umpi_topo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,7 @@ void umpi_comm_release_slow(umpi_comm_t *c)
     umpi_errhandler_t *eh = umpi_errhandler_get(c->errhandler);
     if (eh != NULL)
         umpi_errhandler_release(eh);
+    umpi_topo_free(c->topo);
     umpi_ht_remove(&umpi_comm_table, UMPI_HANDLE_INDEX(c->handle));
     free(c);
 }

@@ -5,6 +5,7 @@
  */
 #include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
+#include "core/umpi_topo.h"
 #include "pmi/umpi_pmi.h"
 
 #include <stdlib.h>
@@ -23,7 +24,11 @@ int umpi_impl_comm_dup(umpi_comm_t *comm_ptr, MPI_Comm *newcomm)
     /* Copy callbacks are user code that may call MPI: run them outside the big lock. A failing
      * one fails the dup (the standard's rule) and the new communicator goes again. */
     umpi_comm_t *c = umpi_comm_get(*newcomm);
-    err = umpi_attr_list_copy(UMPI_OBJ_COMM, comm_ptr->handle, comm_ptr->attrs, c->handle, &c->attrs);
+    /* MPI 4.1 sec. 7.4.2: the duplicate has the same topology. */
+    int nomem;
+    c->topo = umpi_topo_dup(comm_ptr->topo, &nomem);
+    err = nomem ? umpi_err_create(MPI_ERR_NO_MEM, "out of memory copying the topology of a communicator")
+                : umpi_attr_list_copy(UMPI_OBJ_COMM, comm_ptr->handle, comm_ptr->attrs, c->handle, &c->attrs);
     if (err != MPI_SUCCESS) {
         umpi_lock();
         umpi_comm_release(c);

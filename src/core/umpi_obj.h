@@ -166,6 +166,7 @@ typedef struct umpi_comm {
     umpi_group_t *remote_group; /* intercommunicators only */
     char name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
+    struct umpi_topo *topo;   /* process topology (umpi_topo.h); NULL: none */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;
