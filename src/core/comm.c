@@ -197,19 +197,88 @@ umpi_status_t umpi_comm_allreduce_int(const umpi_comm_t *c, int *buf, int n, ump
     return umpi_coll_bcast(&g, buf, (size_t) n * sizeof(int), 0);
 }
 
+/* ---- concurrent agreements in one process (umpi_context.h) --------------------------------------- */
+
+static umpi_context_round_t *umpi__rounds;  /* registered agreements, by key (ties: first come) */
+static umpi_context_round_t *umpi__owner;   /* the one proposing the real bitmap, or NULL */
+
+void umpi_context_round_begin(umpi_context_round_t *r, uint32_t key)
+{
+    umpi_context_round_t **p = &umpi__rounds;
+    while (*p != NULL && (*p)->key <= key)
+        p = &(*p)->next;
+    r->key = key;
+    r->owner = 0;
+    r->next = *p;
+    *p = r;
+}
+
+void umpi_context_round_propose(umpi_context_round_t *r, umpi_context_mask_t *m)
+{
+    if (umpi__owner == NULL && umpi__rounds == r)
+        umpi__owner = r;
+    r->owner = umpi__owner == r;
+    if (r->owner) {
+        *m = umpi_context_free;
+        m->owner = 1;
+    } else {
+        memset(m, 0, sizeof(*m));
+    }
+}
+
+int umpi_context_round_result(umpi_context_round_t *r, const umpi_context_mask_t *m, uint32_t *context)
+{
+    int id = umpi_context_lowest(m);
+    if (id >= 0) {
+        *context = (uint32_t) id;
+        return 1;
+    }
+    if (m->owner)
+        return -1;
+    umpi_context_round_retry(r);
+    return 0;
+}
+
+void umpi_context_round_retry(umpi_context_round_t *r)
+{
+    /* No pair was chosen, so ownership goes back, to be given again by key. Keeping it could
+     * livelock two agreements that each own the bitmap at a different process. */
+    if (umpi__owner == r)
+        umpi__owner = NULL;
+}
+
+void umpi_context_round_end(umpi_context_round_t *r)
+{
+    umpi_context_round_t **p = &umpi__rounds;
+    while (*p != r)
+        p = &(*p)->next;
+    *p = r->next;
+    if (umpi__owner == r)
+        umpi__owner = NULL;
+}
+
 int umpi_comm_context_agree(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t *context)
 {
-    umpi_context_mask_t m = umpi_context_free;
-    int n = (int) (sizeof(m.word) / (sizeof(int)));
-    umpi_status_t st = g ? umpi_coll_allreduce_int(g, (int *) m.word, n, UMPI_COLL_BAND)
-                         : umpi_comm_allreduce_int(c, (int *) m.word, n, UMPI_COLL_BAND);
-    if (st != UMPI_OK)
-        return umpi_err_from_status(st, "agreeing on a context id");
-    int id = umpi_context_lowest(&m);
-    if (id < 0)
+    umpi_context_round_t r;
+    umpi_context_mask_t m;
+    int n = (int) (sizeof(m) / sizeof(int)), done = 0;
+    umpi_context_round_begin(&r, c->context_id);
+    while (done == 0) {
+        umpi_context_round_propose(&r, &m);
+        umpi_status_t st = g ? umpi_coll_allreduce_int(g, (int *) &m, n, UMPI_COLL_BAND)
+                             : umpi_comm_allreduce_int(c, (int *) &m, n, UMPI_COLL_BAND);
+        if (st != UMPI_OK) {
+            umpi_context_round_end(&r);
+            return umpi_err_from_status(st, "agreeing on a context id");
+        }
+        done = umpi_context_round_result(&r, &m, context);
+    }
+    /* The caller takes the pair in this same hold of the big lock (umpi_comm_new), or does not
+     * need it (a process outside the new group): handing ownership back now is safe. */
+    umpi_context_round_end(&r);
+    if (done < 0)
         return umpi_err_create(MPI_ERR_OTHER, "no context id is free at every member: each process can hold at most %d "
                                "communicators at a time", UMPI_CONTEXT_PAIRS - 2);
-    *context = (uint32_t) id;
     return MPI_SUCCESS;
 }
 

@@ -25,6 +25,7 @@ _Static_assert(2 * UMPI_CONTEXT_PAIRS <= (1 << 20), "context ids must fit the ta
 
 typedef struct {
     uint64_t word[UMPI_CONTEXT_WORDS]; /* bit set: pair free */
+    uint64_t owner;                    /* 1: proposed from the real bitmap (see umpi_context_round_t) */
 } umpi_context_mask_t;
 
 enum { UMPI_CONTEXT_WORLD = 0, UMPI_CONTEXT_SELF = 2 };
@@ -36,10 +37,41 @@ int umpi_context_lowest(const umpi_context_mask_t *m);
 /* Marks the pair of context id as used / free in m. */
 void umpi_context_take(umpi_context_mask_t *m, uint32_t context_id);
 void umpi_context_give(umpi_context_mask_t *m, uint32_t context_id);
-/* dst &= src */
+/* dst &= src (the owner flag too) */
 void umpi_context_and(umpi_context_mask_t *dst, const umpi_context_mask_t *src);
 
 /* This process's bitmap (comm.c). */
 extern umpi_context_mask_t umpi_context_free;
+
+/*
+ * Concurrent agreements in one process (MPI_THREAD_MULTIPLE: threads creating communicators on
+ * different parents at once). The big lock is released while an agreement waits, so two of them
+ * must not both propose the real bitmap: they could both pick the same pair. Only the "owner" of
+ * the bitmap proposes it; the others propose an empty mask, and an agreement whose result is
+ * empty is retried (all members see the same result, so all retry). Ownership is handed back after
+ * an empty round, and after a successful one once the agreed pair is taken. To avoid livelock between agreements that share
+ * processes, a process gives ownership only to the registered agreement with the lowest key (the
+ * parent's context id, the same at every member), so the lowest of them wins everywhere. An empty
+ * result while every member owned its bitmap means the ids are exhausted. All calls with the big
+ * lock held (comm.c).
+ */
+typedef struct umpi_context_round {
+    uint32_t key;
+    int owner;
+    struct umpi_context_round *next;
+} umpi_context_round_t;
+
+/* Registers an agreement under key. */
+void umpi_context_round_begin(umpi_context_round_t *r, uint32_t key);
+/* This round's proposal: the free bitmap when r may own it, else empty. */
+void umpi_context_round_propose(umpi_context_round_t *r, umpi_context_mask_t *m);
+/* After the members combined their proposals into m: 1 with *context set when a pair was found,
+ * 0 to retry (ownership goes back), -1 when the ids are exhausted. After a found pair, ownership
+ * stays with r until umpi_context_round_end. */
+int umpi_context_round_result(umpi_context_round_t *r, const umpi_context_mask_t *m, uint32_t *context);
+/* An empty round (when the caller decides retries itself): ownership goes back. */
+void umpi_context_round_retry(umpi_context_round_t *r);
+/* Unregisters r and hands ownership back (after the caller took the pair, or gave up). */
+void umpi_context_round_end(umpi_context_round_t *r);
 
 #endif
