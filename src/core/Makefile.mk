@@ -41,3 +41,6 @@ libmpi_la_SOURCES += \
 	src/core/intercomm.c \
 	src/coll/umpi_coll_internal.h \
 	src/coll/internal.c
+
+# --- communicator info hints (issue 3) ---
+libmpi_la_SOURCES += src/core/comm_info.c

@@ -17,6 +17,8 @@ int umpi_impl_comm_dup(umpi_comm_t *comm_ptr, MPI_Comm *newcomm)
     int err = umpi_comm_context_agree(comm_ptr, NULL, &context);
     if (err == MPI_SUCCESS)
         err = umpi_comm_new(comm_ptr, comm_ptr->group, comm_ptr->remote_group, context, newcomm);
+    if (err == MPI_SUCCESS) /* MPI 4.1 sec. 7.4.2: the hints are duplicated too */
+        umpi_comm_get(*newcomm)->hints = comm_ptr->hints;
     umpi_unlock();
     if (err != MPI_SUCCESS)
         return err;

@@ -166,6 +166,7 @@ typedef struct umpi_comm {
     umpi_group_t *remote_group; /* intercommunicators only */
     char name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
+    unsigned hints;           /* info hints in force, bits of UMPI_COMM_HINT_* (comm_info.c) */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;
