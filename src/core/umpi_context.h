@@ -54,6 +54,11 @@ extern umpi_context_mask_t umpi_context_free;
  * parent's context id, the same at every member), so the lowest of them wins everywhere. An empty
  * result while every member owned its bitmap means the ids are exhausted. All calls with the big
  * lock held (comm.c).
+ *
+ * Known limit: the owner keeps the bitmap while its round waits for the other members (and, in
+ * MPI_Intercomm_create, for the remote group). If those can only arrive after finishing another
+ * creation that needs this process's bitmap (a cycle through two threads of this process), the
+ * program hangs. Reserving a window of ids per agreement instead of the whole bitmap would lift it.
  */
 typedef struct umpi_context_round {
     uint32_t key;
