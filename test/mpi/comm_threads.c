@@ -6,6 +6,10 @@
  * threads of one process must never obtain the same context id: messages on their communicators
  * would then cross, which the ring checks (same tag, same source, only the payload tells them
  * apart). A deadlock shows as a timeout.
+ *
+ * Then a cycle: rank 0 creates on two parents at once from two threads, while the other ranks
+ * create on them one after the other, in the order opposite to the parents' age; each creation
+ * must finish although rank 0's other thread is in the middle of one that waits for them.
  */
 #include "mtest.h"
 #include <pthread.h>
@@ -93,6 +97,19 @@ static void *worker(void *arg)
     return NULL;
 }
 
+#define CYCLES 20
+
+static void *cycle_one(void *arg)
+{
+    int which = (int)(long)arg, errs = 0;
+    MPI_Comm c;
+    MPI_Comm_dup(parent[which], &c);
+    ring(c, 100 + which, 0, &errs);
+    MPI_Comm_free(&c);
+    thread_errs[which] += errs;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     int provided = -1;
@@ -110,6 +127,20 @@ int main(int argc, char **argv)
     for (int t = 0; t < NT; t++) {
         pthread_join(th[t], NULL);
         mt_errs += thread_errs[t];
+    }
+    for (int i = 0; i < CYCLES && NT >= 2 && mt_size > 1; i++) {
+        for (int t = 0; t < 2; t++)
+            thread_errs[t] = 0;
+        if (mt_rank == 0) {
+            for (int t = 0; t < 2; t++)
+                pthread_create(&th[t], NULL, cycle_one, (void *)(long)t);
+            for (int t = 0; t < 2; t++)
+                pthread_join(th[t], NULL);
+        } else {
+            cycle_one((void *)(long)(1 - i % 2));
+            cycle_one((void *)(long)(i % 2));
+        }
+        mt_errs += thread_errs[0] + thread_errs[1];
     }
     for (int t = 0; t < NT; t++)
         MPI_Comm_free(&parent[t]);
