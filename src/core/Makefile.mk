@@ -52,3 +52,6 @@ libmpi_la_SOURCES += \
 	src/core/umpi_topo_internal.h \
 	src/core/topo.c \
 	src/core/topo_graph.c
+# --- communicator info hints (issue 3) ---
+libmpi_la_SOURCES += src/core/comm_info.c
+libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c

@@ -6,6 +6,7 @@
 #include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
 #include "core/umpi_topo.h"
+#include "core/umpi_hw.h"
 #include "pmi/umpi_pmi.h"
 
 #include <stdlib.h>
@@ -18,6 +19,8 @@ int umpi_impl_comm_dup(umpi_comm_t *comm_ptr, MPI_Comm *newcomm)
     int err = umpi_comm_context_agree(comm_ptr, NULL, &context);
     if (err == MPI_SUCCESS)
         err = umpi_comm_new(comm_ptr, comm_ptr->group, comm_ptr->remote_group, context, newcomm);
+    if (err == MPI_SUCCESS) /* MPI 4.1 sec. 7.4.2: the hints are duplicated too */
+        umpi_comm_get(*newcomm)->hints = comm_ptr->hints;
     umpi_unlock();
     if (err != MPI_SUCCESS)
         return err;
@@ -135,35 +138,75 @@ static int umpi__member_cmp(const void *a, const void *b)
     return x->rank - y->rank;
 }
 
+/* Marks, in the color slot, a process that asked for MPI_COMM_TYPE_HW_UNGUIDED. */
+#define UMPI__COLOR_UNGUIDED (-2)
+#define UMPI__STRIDE (2 + UMPI_HW_NLEVELS)
+
+/* MPI_COMM_TYPE_HW_UNGUIDED: the first level of umpi_hw_level_names at which every process that
+ * asked is held by one instance and no instance holds all of comm; sets those processes' colors
+ * to their instance there (MPI_UNDEFINED when there is no such level). */
+static void umpi__unguided(int *all, int n)
+{
+    int level = -1;
+    for (int l = 0; l < UMPI_HW_NLEVELS && level < 0; l++) {
+        int ok = 1, any = 0;
+        for (int r = 0; r < n && ok; r++) {
+            if (all[UMPI__STRIDE * r] != UMPI__COLOR_UNGUIDED)
+                continue;
+            int v = all[UMPI__STRIDE * r + 2 + l], same = 0;
+            any = 1;
+            if (v == 0)
+                ok = 0;
+            for (int q = 0; q < n && ok; q++)
+                same += all[UMPI__STRIDE * q] == UMPI__COLOR_UNGUIDED && all[UMPI__STRIDE * q + 2 + l] == v;
+            if (same == n)
+                ok = 0; /* not a strict subset of comm */
+        }
+        if (ok && any)
+            level = l;
+    }
+    for (int r = 0; r < n; r++)
+        if (all[UMPI__STRIDE * r] == UMPI__COLOR_UNGUIDED)
+            all[UMPI__STRIDE * r] = level < 0 ? MPI_UNDEFINED : all[UMPI__STRIDE * r + 2 + level] - 1;
+}
+
 /* Split by (color, key): an allgather of both (an OR of zero-filled arrays), then every process
- * picks out its color. */
-static int umpi__split(umpi_comm_t *comm, int color, int key, MPI_Comm *newcomm)
+ * picks out its color. The allgather also carries the hardware resources of processes that asked
+ * for MPI_COMM_TYPE_HW_UNGUIDED (lev: instance + 1 per level, else NULL), so that every kind of
+ * split type (MPI_UNDEFINED included) makes the same exchange. */
+static int umpi__split(umpi_comm_t *comm, int color, int key, const int *lev, MPI_Comm *newcomm)
 {
     if (comm->is_inter)
         return umpi__intra_only(comm);
     int n = comm->size, err = MPI_SUCCESS;
-    int *all = calloc((size_t) 2 * n, sizeof(int));
+    int *all = calloc((size_t) UMPI__STRIDE * n, sizeof(int));
     struct umpi__member *m = malloc((size_t) n * sizeof(*m));
     int *world = malloc((size_t) n * sizeof(int));
     if (all == NULL || m == NULL || world == NULL) {
         err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory splitting a communicator");
         goto out;
     }
-    all[2 * comm->rank] = color;
-    all[2 * comm->rank + 1] = key;
+    all[UMPI__STRIDE * comm->rank] = color;
+    all[UMPI__STRIDE * comm->rank + 1] = key;
+    for (int l = 0; lev != NULL && l < UMPI_HW_NLEVELS; l++)
+        all[UMPI__STRIDE * comm->rank + 2 + l] = lev[l];
     *newcomm = MPI_COMM_NULL;
     umpi_lock();
-    umpi_status_t st = umpi_comm_allreduce_int(comm, all, 2 * n, UMPI_COLL_BOR);
+    umpi_status_t st = umpi_comm_allreduce_int(comm, all, UMPI__STRIDE * n, UMPI_COLL_BOR);
     uint32_t context;
     if (st != UMPI_OK)
         err = umpi_err_from_status(st, "exchanging colors and keys");
     else
         err = umpi_comm_context_agree(comm, NULL, &context);
+    if (err == MPI_SUCCESS) {
+        umpi__unguided(all, n);
+        color = all[UMPI__STRIDE * comm->rank];
+    }
     if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
         int k = 0;
         for (int r = 0; r < n; r++)
-            if (all[2 * r] == color)
-                m[k++] = (struct umpi__member){color, all[2 * r + 1], r};
+            if (all[UMPI__STRIDE * r] == color)
+                m[k++] = (struct umpi__member){color, all[UMPI__STRIDE * r + 1], r};
         qsort(m, (size_t) k, sizeof(*m), umpi__member_cmp);
         for (int i = 0; i < k; i++)
             world[i] = umpi_comm_to_world(comm, m[i].rank);
@@ -188,23 +231,46 @@ int umpi_impl_comm_split(umpi_comm_t *comm_ptr, int color, int key, MPI_Comm *ne
     if (color < 0 && color != MPI_UNDEFINED)
         return umpi_err_create(MPI_ERR_ARG, "invalid color %d in argument 'color' (must be >= 0 or MPI_UNDEFINED)",
                                color);
-    return umpi__split(comm_ptr, color, key, newcomm);
+    return umpi__split(comm_ptr, color, key, NULL, newcomm);
 }
 
-/* MPI_COMM_TYPE_SHARED: the processes of one node (as the launcher placed them) share memory.
- * The info hints are optional; none is used. */
+/*
+ * MPI_COMM_TYPE_SHARED: the processes of one node (as the launcher placed them) share memory.
+ * MPI_COMM_TYPE_HW_GUIDED: those held by the same instance of the hwloc resource type named by
+ * the info key "mpi_hw_resource_type" ("mpi_shared_memory" is MPI_COMM_TYPE_SHARED); a process
+ * that gives no such key, names no known type, or is not held by a single instance gets
+ * MPI_COMM_NULL. MPI_COMM_TYPE_HW_UNGUIDED: see umpi__unguided. Other info hints are ignored.
+ */
 int umpi_impl_comm_split_type(umpi_comm_t *comm_ptr, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-    int color;
+    int color = MPI_UNDEFINED, lev[UMPI_HW_NLEVELS];
+    const int *levp = NULL;
+    char type[MPI_MAX_INFO_VAL + 1];
+    if (comm_ptr->is_inter)
+        return umpi__intra_only(comm_ptr);
     if (split_type == MPI_UNDEFINED) {
         color = MPI_UNDEFINED;
-    } else if (split_type == MPI_COMM_TYPE_SHARED) {
+    } else if (split_type == MPI_COMM_TYPE_SHARED ||
+               (split_type == MPI_COMM_TYPE_HW_GUIDED && umpi_info_hint(info, "mpi_hw_resource_type", type, sizeof(type)) &&
+                strcmp(type, "mpi_shared_memory") == 0)) {
         color = umpi_pmi_node_of(umpi_global.rank);
         if (color < 0)
             color = 0; /* unknown placement (singleton): one node */
+    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+        int id;
+        if (umpi_info_hint(info, "mpi_hw_resource_type", type, sizeof(type)) && umpi_hw_resource(type, &id) == 0 &&
+            id >= 0)
+            color = id;
+    } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        umpi_hw_levels(lev);
+        for (int l = 0; l < UMPI_HW_NLEVELS; l++)
+            lev[l] = lev[l] < 0 ? 0 : lev[l] + 1;
+        levp = lev;
+        color = UMPI__COLOR_UNGUIDED;
     } else {
         return umpi_err_create(MPI_ERR_ARG, "split_type %d in argument 'split_type' is not supported (umpi has "
-                               "MPI_COMM_TYPE_SHARED and MPI_UNDEFINED)", split_type);
+                               "MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED and "
+                               "MPI_UNDEFINED)", split_type);
     }
-    return umpi__split(comm_ptr, color, key, newcomm);
+    return umpi__split(comm_ptr, color, key, levp, newcomm);
 }

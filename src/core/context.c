@@ -6,6 +6,7 @@
 void umpi_context_mask_init(umpi_context_mask_t *m)
 {
     memset(m->word, 0xff, sizeof(m->word));
+    m->owner = 0;
     umpi_context_take(m, UMPI_CONTEXT_WORLD);
     umpi_context_take(m, UMPI_CONTEXT_SELF);
 }
@@ -34,4 +35,5 @@ void umpi_context_and(umpi_context_mask_t *dst, const umpi_context_mask_t *src)
 {
     for (int i = 0; i < UMPI_CONTEXT_WORDS; i++)
         dst->word[i] &= src->word[i];
+    dst->owner &= src->owner;
 }

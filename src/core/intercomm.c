@@ -16,7 +16,7 @@
 /* The leader's part: validates peer_comm and remote_leader, swaps (size, world ranks + mask). */
 static int umpi__leader_exchange(const umpi_comm_t *local, MPI_Comm peer_comm, int remote_leader, int tag,
                                  const umpi_context_mask_t *mask, int *remote_size, int **remote_world,
-                                 uint32_t *context)
+                                 int *context)
 {
     umpi_comm_t *peer = umpi_comm_get(peer_comm);
     if (peer_comm == MPI_COMM_NULL || peer == NULL)
@@ -40,7 +40,7 @@ static int umpi__leader_exchange(const umpi_comm_t *local, MPI_Comm peer_comm, i
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory creating an intercommunicator");
     }
     memcpy(out, local->group->world, (size_t) n * sizeof(int));
-    memcpy(out + n, mask->word, sizeof(mask->word));
+    memcpy(out + n, mask, sizeof(*mask));
     st = umpi_coll_exchange(ctx, tag, peer->rank, peer_world, out, ((size_t) n + UMPI__MASK_INTS) * sizeof(int),
                             remote_leader, in, ((size_t) rn + UMPI__MASK_INTS) * sizeof(int));
     free(out);
@@ -49,16 +49,18 @@ static int umpi__leader_exchange(const umpi_comm_t *local, MPI_Comm peer_comm, i
         return umpi_err_from_status(st, "exchange between the leaders");
     }
     umpi_context_mask_t both;
-    memcpy(both.word, in + rn, sizeof(both.word));
+    memcpy(&both, in + rn, sizeof(both));
     umpi_context_and(&both, mask);
     int id = umpi_context_lowest(&both);
-    if (id < 0) {
+    if (id < 0 && both.owner) {
         free(in);
         return umpi_err_create(MPI_ERR_OTHER, "no context id is free at every member of both groups");
     }
+    if (id < 0)
+        id = -2; /* some member proposed an empty mask (another agreement owned its bitmap): retry */
     *remote_size = rn;
     *remote_world = in; /* the world ranks come first */
-    *context = (uint32_t) id;
+    *context = id;
     return MPI_SUCCESS;
 }
 
@@ -71,26 +73,41 @@ int umpi_impl_intercomm_create(umpi_comm_t *local_comm_ptr, int local_leader, MP
                                "intracommunicator)", (unsigned) local->handle);
     umpi_coll_grp_t g;
     umpi_coll_grp_of_comm(&g, local);
-    umpi_context_mask_t mask = umpi_context_free;
+    umpi_context_mask_t mask;
     int *remote_world = NULL, err = MPI_SUCCESS;
-    /* hdr: remote size and context id (or -1: the leader failed), broadcast by the leader */
-    int hdr[2] = {0, -1};
-    uint32_t context = 0;
+    /* hdr: remote size and context id (or -1: the leader failed; -2: retry), broadcast by the leader */
+    int hdr[2];
+    int context = 0;
     umpi_group_t *remote = NULL;
+    umpi_context_round_t round;
+    umpi_status_t st;
 
     umpi_lock();
-    umpi_status_t st = umpi_coll_allreduce_int(&g, (int *) mask.word, UMPI__MASK_INTS, UMPI_COLL_BAND);
-    if (st != UMPI_OK) {
-        err = umpi_err_from_status(st, "agreeing on a context id");
-        goto out;
-    }
-    if (local->rank == local_leader) {
-        err = umpi__leader_exchange(local, peer_comm, remote_leader, tag, &mask, &hdr[0], &remote_world, &context);
-        if (err == MPI_SUCCESS)
-            hdr[1] = (int) context;
-    }
-    /* The leader always broadcasts, so that a failure there does not leave its group waiting. */
-    st = umpi_coll_bcast(&g, hdr, sizeof(hdr), local_leader);
+    /* Rounds as in umpi_comm_context_agree (umpi_context.h): both leaders see the same combined
+     * mask, so both groups retry together. */
+    umpi_context_round_begin(&round, local->context_id);
+    do {
+        hdr[0] = 0;
+        hdr[1] = -1;
+        free(remote_world);
+        remote_world = NULL;
+        umpi_context_round_propose(&round, &mask);
+        st = umpi_coll_allreduce_int(&g, (int *) &mask, UMPI__MASK_INTS, UMPI_COLL_BAND);
+        if (st != UMPI_OK) {
+            err = umpi_err_from_status(st, "agreeing on a context id");
+            goto out;
+        }
+        if (local->rank == local_leader) {
+            err = umpi__leader_exchange(local, peer_comm, remote_leader, tag, &mask, &hdr[0], &remote_world,
+                                        &context);
+            if (err == MPI_SUCCESS)
+                hdr[1] = context;
+        }
+        /* The leader always broadcasts, so that a failure there does not leave its group waiting. */
+        st = umpi_coll_bcast(&g, hdr, sizeof(hdr), local_leader);
+        if (hdr[1] == -2)
+            umpi_context_round_retry(&round);
+    } while (st == UMPI_OK && err == MPI_SUCCESS && hdr[1] == -2);
     if (st == UMPI_OK && hdr[1] >= 0) {
         if (remote_world == NULL)
             remote_world = malloc(((size_t) hdr[0] + 1) * sizeof(int));
@@ -117,6 +134,7 @@ int umpi_impl_intercomm_create(umpi_comm_t *local_comm_ptr, int local_leader, MP
     err = umpi_comm_new(local, local->group, remote, (uint32_t) hdr[1], newintercomm);
     umpi_group_release(remote);
 out:
+    umpi_context_round_end(&round);
     umpi_unlock();
     free(remote_world);
     return err;

@@ -167,6 +167,7 @@ typedef struct umpi_comm {
     char name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
     struct umpi_topo *topo;   /* process topology (umpi_topo.h); NULL: none */
+    unsigned hints;           /* info hints in force, bits of UMPI_COMM_HINT_* (comm_info.c) */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;
