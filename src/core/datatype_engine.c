@@ -295,6 +295,27 @@ umpi__blocks(char *t, char *p, MPI_Aint len, MPI_Count n, MPI_Aint stride, int u
     }
 }
 
+#define UMPI__GATHER_MAX 8
+
+static inline int umpi__single_blocks(const umpi_dt_op_t *ops, MPI_Count nops)
+{
+    for (MPI_Count j = 0; j < nops; j++)
+        if (ops[j].count != 1)
+            return 0;
+    return 1;
+}
+
+/* One block: fixed sizes become single moves. */
+static inline __attribute__((always_inline)) void umpi__copy_small(char *d, const char *s, MPI_Aint len)
+{
+    switch (len) {
+    case 4: memcpy(d, s, 4); break;
+    case 8: memcpy(d, s, 8); break;
+    case 16: memcpy(d, s, 16); break;
+    default: memcpy(d, s, (size_t) len); break;
+    }
+}
+
 static inline __attribute__((always_inline)) void
 umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset, char *p,
             MPI_Count left, int unpack)
@@ -354,7 +375,22 @@ umpi__range(const umpi_dtype_t *dt, char *buf, MPI_Count count, MPI_Count offset
     e /= loop;
     char *base = buf + e * ext + sub * lstride;
 
+    /* Whole elements made of a few single blocks (an array of structs) go through one tight loop
+     * per element instead of the general walk below, which pays its bookkeeping per block. The
+     * walk handles what is not whole elements (a range may start and end inside one). */
+    int gather = loop == 1 && nops <= UMPI__GATHER_MAX && umpi__single_blocks(ops, nops);
+
     while (left > 0) {
+        if (gather && k == 0 && blk == 0 && in == 0 && left >= esize) {
+            for (; left >= esize; left -= esize, e++, base += ext) {
+                for (MPI_Count j = 0; j < nops; j++) {
+                    umpi__copy_small(unpack ? base + ops[j].disp : p, unpack ? p : base + ops[j].disp, ops[j].len);
+                    p += ops[j].len;
+                }
+            }
+            if (left == 0)
+                break;
+        }
         const umpi_dt_op_t *o = &ops[k];
         char *t = base + o->disp + blk * o->stride;
         if (in > 0 || left < o->len) {
