@@ -329,17 +329,22 @@ int umpi_impl_testsome(int incount, MPI_Request array_of_requests[], int *outcou
     return umpi__some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0);
 }
 
+/* The 'request' argument of calls for which MPI_REQUEST_NULL is an error (Request_free, Cancel). */
+static int umpi__lookup_active_arg(MPI_Request h, umpi_request_t **r)
+{
+    int err = umpi_p2p_request_lookup(h, "request", -1, r);
+    if (err == MPI_SUCCESS && *r == NULL)
+        err = umpi_err_create(MPI_ERR_REQUEST, "MPI_REQUEST_NULL in argument 'request'");
+    return err;
+}
+
 int umpi_impl_request_free(MPI_Request *request)
 {
     umpi_request_t *r;
     umpi_lock();
-    int err = umpi_p2p_request_lookup(*request, "request", -1, &r);
+    int err = umpi__lookup_active_arg(*request, &r);
     if (err != MPI_SUCCESS)
         goto out;
-    if (r == NULL) {
-        err = umpi_err_create(MPI_ERR_REQUEST, "MPI_REQUEST_NULL in argument 'request'");
-        goto out;
-    }
     if (umpi_p2p_request_inactive(r) || r->done) {
         /* Nothing in flight: a pending unpack or bsend segment was handled at completion. */
         umpi_request_release(r);
@@ -392,13 +397,9 @@ int umpi_impl_cancel(MPI_Request *request)
 {
     umpi_request_t *r;
     umpi_lock();
-    int err = umpi_p2p_request_lookup(*request, "request", -1, &r);
+    int err = umpi__lookup_active_arg(*request, &r);
     if (err != MPI_SUCCESS)
         goto out;
-    if (r == NULL) {
-        err = umpi_err_create(MPI_ERR_REQUEST, "MPI_REQUEST_NULL in argument 'request'");
-        goto out;
-    }
     if (umpi_p2p_request_inactive(r)) {
         err = umpi_err_create(MPI_ERR_REQUEST, "request 0x%x is an inactive persistent request",
                               (unsigned) *request);
