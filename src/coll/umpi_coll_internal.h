@@ -15,11 +15,25 @@
 #include "core/umpi_obj.h"
 
 /* Internal tags (the 23-bit tag field, under the internal bit). LOCAL marks local-group traffic
- * on an intercommunicator, which shares its context with traffic between the two groups. */
+ * on an intercommunicator, which shares its context with traffic between the two groups.
+ *
+ * IDUP: the agreements of MPI_Comm_idup (core/comm_idup.c), which run in the background and may
+ * overlap blocking internal collectives and other idups on the same parent. Each carries IDUP |
+ * its sequence number on the parent (parent->idup_seq, the same at every member since idup is
+ * collective; modulo 2^21, so 2^21 idups on one parent may be in flight at once) | LOCAL where it
+ * applies:
+ *
+ *      22      21      20                                    0
+ *   +-------+------+----------------------------------------+
+ *   | LOCAL | IDUP |  idup sequence number (blocking: 1..3) |
+ *   +-------+------+----------------------------------------+
+ */
 enum {
     UMPI_COLL_TAG_BCAST = 1,
     UMPI_COLL_TAG_ALLREDUCE = 2,
     UMPI_COLL_TAG_EXCHANGE = 3,
+    UMPI_COLL_TAG_IDUP = 1 << 21,
+    UMPI_COLL_TAG_IDUP_SEQ = (1 << 21) - 1,
     UMPI_COLL_TAG_LOCAL = 1 << 22,
 };
 

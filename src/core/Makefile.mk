@@ -55,3 +55,5 @@ libmpi_la_SOURCES += \
 # --- communicator info hints (issue 3) ---
 libmpi_la_SOURCES += src/core/comm_info.c
 libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
+# --- nonblocking communicator duplication (issue 3) ---
+libmpi_la_SOURCES += src/core/comm_idup.c

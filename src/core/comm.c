@@ -88,7 +88,8 @@ int umpi_comm_new(const umpi_comm_t *parent, umpi_group_t *group, umpi_group_t *
     umpi_errhandler_t *eh = umpi_errhandler_get(c->errhandler);
     if (eh != NULL)
         umpi_errhandler_retain(eh);
-    umpi_context_take(&umpi_context_free, context);
+    if (context != UMPI_CONTEXT_NONE) /* MPI_Comm_idup sets it when its agreement ends */
+        umpi_context_take(&umpi_context_free, context);
     c->handle = UMPI_HANDLE_MAKE(UMPI_KIND_DIRECT, UMPI_OBJ_COMM, idx);
     *newcomm = c->handle;
     umpi_debug(2, "communicator 0x%x created: rank %d of %d%s, context %u", (unsigned) c->handle, c->rank,
@@ -101,7 +102,8 @@ void umpi_comm_release_slow(umpi_comm_t *c)
     if (UMPI_HANDLE_KIND(c->handle) == UMPI_KIND_BUILTIN)
         return;
     umpi_debug(2, "communicator 0x%x freed, context %u", (unsigned) c->handle, (unsigned) c->context_id);
-    umpi_context_give(&umpi_context_free, c->context_id);
+    if (c->context_id != UMPI_CONTEXT_NONE)
+        umpi_context_give(&umpi_context_free, c->context_id);
     umpi_group_release(c->group);
     if (c->remote_group)
         umpi_group_release(c->remote_group);

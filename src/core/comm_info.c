@@ -1,6 +1,6 @@
 /*
  * Info hints of communicators (MPI 4.1 sec. 7.4.4): MPI_Comm_set_info, MPI_Comm_get_info,
- * MPI_Comm_dup_with_info.
+ * MPI_Comm_dup_with_info, MPI_Comm_idup_with_info.
  *
  * umpi understands the four assertions the standard defines for communicators (sec. 7.4.4),
  * each "true" or "false" (default "false"): mpi_assert_no_any_tag, mpi_assert_no_any_source,
@@ -80,4 +80,10 @@ int umpi_impl_comm_dup_with_info(umpi_comm_t *comm_ptr, MPI_Info info, MPI_Comm 
     c->hints = h;
     umpi_unlock();
     return MPI_SUCCESS;
+}
+
+/* MPI_Comm_idup, with the hints of info instead of comm's (as MPI_Comm_dup_with_info). */
+int umpi_impl_comm_idup_with_info(umpi_comm_t *comm_ptr, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return umpi_comm_idup_start(comm_ptr, umpi__hints_apply(0, info), newcomm, request);
 }

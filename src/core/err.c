@@ -401,7 +401,7 @@ int umpi_err_dispatch(const char *fname, MPI_Comm comm, int code)
             target = s->comm;
     }
     pthread_mutex_unlock(&umpi__err_lock);
-    if (target == MPI_COMM_NULL)
+    if (target == MPI_COMM_NULL || umpi_comm_get(target) == NULL) /* no object: an invalid handle */
         target = MPI_COMM_SELF;
 
     /* Not reference-counted: a handler replaced and freed by another thread during this very

@@ -24,6 +24,18 @@ int umpi_progress_register(umpi_progress_hook_t hook)
     return 0;
 }
 
+void umpi_progress_unregister(umpi_progress_hook_t hook)
+{
+    for (int i = 0; i < umpi_progress_nhooks; i++) {
+        if (umpi__hooks[i] != hook)
+            continue;
+        for (; i + 1 < umpi_progress_nhooks; i++)
+            umpi__hooks[i] = umpi__hooks[i + 1];
+        umpi_progress_nhooks--;
+        return;
+    }
+}
+
 /*
  * Spinning pays when the rank we wait for runs on another core; when ranks outnumber cores it only
  * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per

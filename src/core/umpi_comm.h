@@ -25,6 +25,10 @@ int umpi_comm_new(const umpi_comm_t *parent, umpi_group_t *group, umpi_group_t *
  * intercommunicator). An MPI error code. */
 int umpi_comm_context_agree(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t *context);
 
+/* MPI_Comm_idup with the given hints (comm_idup.c): the new communicator's handle at once, usable
+ * when *request completes. An MPI error code. Called without the big lock. */
+int umpi_comm_idup_start(umpi_comm_t *parent, unsigned hints, MPI_Comm *newcomm, MPI_Request *request);
+
 /* Allreduce over every process of c, both groups of an intercommunicator. */
 umpi_status_t umpi_comm_allreduce_int(const umpi_comm_t *c, int *buf, int n, umpi_coll_op_t op);
 

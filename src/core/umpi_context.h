@@ -29,6 +29,8 @@ typedef struct {
 } umpi_context_mask_t;
 
 enum { UMPI_CONTEXT_WORLD = 0, UMPI_CONTEXT_SELF = 2 };
+/* The context of a communicator whose agreement has not ended (MPI_Comm_idup in flight). */
+#define UMPI_CONTEXT_NONE UINT32_MAX
 
 /* Every pair free except the builtin communicators' ones. */
 void umpi_context_mask_init(umpi_context_mask_t *m);

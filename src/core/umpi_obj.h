@@ -168,6 +168,7 @@ typedef struct umpi_comm {
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
     struct umpi_topo *topo;   /* process topology (umpi_topo.h); NULL: none */
     unsigned hints;           /* info hints in force, bits of UMPI_COMM_HINT_* (comm_info.c) */
+    unsigned idup_seq;        /* MPI_Comm_idup calls on this communicator so far (its internal tags) */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;

@@ -22,6 +22,8 @@ typedef unsigned (*umpi_progress_hook_t)(void);
 extern int umpi_progress_nhooks;
 unsigned umpi_progress_hooks(void);
 int umpi_progress_register(umpi_progress_hook_t hook);
+/* Removes a registered hook (a hook with nothing to do is better gone than called every pass). */
+void umpi_progress_unregister(umpi_progress_hook_t hook);
 
 /* One pass; returns the number of events processed. */
 static inline unsigned umpi_progress(void)

@@ -18,6 +18,7 @@ typedef enum {
     UMPI_REQ_RECV,
     UMPI_REQ_DONE,      /* complete at creation: MPI_PROC_NULL peers, Ibsend (data copied) */
     UMPI_REQ_MESSAGE,   /* a message matched by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
+    UMPI_REQ_IDUP,      /* MPI_Comm_idup: completed by the agreement's progress hook (comm_idup.c) */
 } umpi_req_kind_t;
 
 /* Send modes, also the persistent send's kind. */

@@ -32,6 +32,8 @@ static inline int umpi__completion_error(umpi_request_t *r)
 
 static int umpi__completion_error_slow(umpi_request_t *r)
 {
+    if (r->kind == UMPI_REQ_IDUP)
+        return r->error; /* an MPI error code made when the agreement failed */
     switch (r->net_status) {
     case UCS_OK:
     case UCS_ERR_CANCELED:
