@@ -64,7 +64,9 @@ extern umpi_context_mask_t umpi_context_free;
  * Known limit: in fallback rounds the owner's reservation blocks the other fallback agreements of
  * its process while it waits; a cycle through two threads of this process (the other members
  * reach the owner's agreement only after one that needs this process's ids) can then hang. It
- * takes two agreements whose windows already failed. All calls with the big lock held (comm.c).
+ * takes two agreements whose windows already failed. MPI_Comm_idup's agreements (comm_idup.c)
+ * are agreements like the others; they run in the progress engine, so one thread may have several
+ * in flight. All calls with the big lock held (comm.c, comm_idup.c).
  */
 #define UMPI_CONTEXT_WINDOW 64
 
