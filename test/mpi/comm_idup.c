@@ -5,8 +5,7 @@
  * communicator meanwhile, an intercommunicator parent, hints as MPI_Comm_dup_with_info gives
  * them, attributes copied by their callbacks (and a callback failing at one member), completion
  * by Testany/Waitany/Waitsome, context-id windows that do not meet, MPI_Request_free of an idup
- * in flight, and the
- * argument errors (bad communicator, MPI_COMM_NULL, NULL newcomm).
+ * in flight, and the argument errors (bad communicator, MPI_COMM_NULL, NULL newcomm).
  */
 #include "mtest.h"
 
