@@ -5,6 +5,7 @@
  * element counts against the reference, and the time of packing a regular vector against memcpy
  * (printed, not checked: timing on a shared machine).
  */
+#include "core/umpi_knobs.h"
 #include "core/umpi_obj.h"
 #include "unit.h"
 
@@ -325,7 +326,10 @@ int main(void)
         umpi_dtype_release(c);
     }
 
+    /* every variant of the loops: the best the CPU has, AVX2 at most, scalar (UMPI_DTYPE_SIMD) */
+    for (int simd = 2; simd >= 0; simd--)
     SECTION("8-byte blocks at stride 16 (the vector loops): counts, alignments, ranges, holes") {
+        umpi_config.dtype_simd = simd;
         /* blocks of MPI_BYTE x 8 so that any alignment is legal; buffers shifted by 0..15 bytes */
         umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE), *v;
         enum { MAXN = 300 };
@@ -361,13 +365,16 @@ int main(void)
                         bad = 3;
                 }
             }
-            CHECK(!bad, "8-byte blocks at stride 16, count %d: failure %d", n, bad);
+            CHECK(!bad, "8-byte blocks at stride 16, count %d, simd %d: failure %d", n, simd, bad);
             umpi_dtype_release(v);
         }
         free(src), free(pk), free(ref), free(u), free(uref);
+        umpi_config.dtype_simd = 2;
     }
 
+    for (int simd = 2; simd >= 0; simd--)
     SECTION("pack time of a vector (8-byte blocks, stride 16, 1 MiB) vs memcpy") {
+        umpi_config.dtype_simd = simd;
         enum { N = 131072, REPS = 200 };
         umpi_dtype_t *dbl = umpi_dtype_get(MPI_DOUBLE), *v;
         MPI_Count vc[3] = {N, 1, 2};
@@ -390,8 +397,8 @@ int main(void)
                 tm = t2 - t1;
         }
         CHECK(dst[N - 1] == 2.0 * (N - 1), "packed data wrong");
-        printf("pack vector 1 MiB: %.1f us, memcpy 1 MiB: %.1f us, ratio %.2f (best of %d)\n", tp * 1e6,
-               tm * 1e6, tp / tm, REPS);
+        printf("UMPI_DTYPE_SIMD=%d: pack vector 1 MiB: %.1f us, memcpy 1 MiB: %.1f us, ratio %.2f (best of %d)\n",
+               simd, tp * 1e6, tm * 1e6, tp / tm, REPS);
         double tu = 1e9;
         for (int r = 0; r < REPS; r++) {
             double t0 = now();
@@ -401,7 +408,9 @@ int main(void)
                 tu = t1 - t0;
         }
         CHECK(src[2 * N - 2] == 2.0 * (N - 1) && src[2 * N - 1] == 2 * N - 1, "unpacked data wrong");
-        printf("unpack vector 1 MiB: %.1f us, ratio %.2f to the memcpy above\n", tu * 1e6, tu / tm);
+        printf("UMPI_DTYPE_SIMD=%d: unpack vector 1 MiB: %.1f us, ratio %.2f to the memcpy above\n", simd,
+               tu * 1e6, tu / tm);
+        umpi_config.dtype_simd = 2;
         free(src), free(dst), free(flat);
         umpi_dtype_release(v);
     }
