@@ -50,14 +50,14 @@ static inline MPI_Datatype dtype_bench_make(const char *which, size_t *unit, siz
 static inline double dtype_bench_pingpong(const struct bench_opts *o, int rank, MPI_Datatype t, int count, void *sbuf,
                                    void *rbuf, size_t payload)
 {
-    int iters = bench_iters(o, payload), skip = bench_skip(o, payload), peer = 1 - rank;
+    int iters = bench_iters(o, payload), skip = bench_skip(o, payload), peer = bench_peer(rank);
     double t0 = 0.0;
 
     bench_sync(peer);
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)
             t0 = MPI_Wtime();
-        if (rank == 0) {
+        if (bench_first(rank)) {
             MPI_Send(sbuf, count, t, peer, 1, MPI_COMM_WORLD);
             MPI_Recv(rbuf, count, t, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {

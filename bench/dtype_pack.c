@@ -1,8 +1,8 @@
 /*
  * dtype_pack: MPI_Pack of the strided vector of dtype_bench.h (8-byte blocks, 16-byte stride)
  * against memcpy of the same payload. The value printed is pack time / memcpy time (lower is
- * better; 1.0 would be packing at memcpy speed). Rank 0 measures; rank 1 only takes part in
- * MPI_Init and MPI_Finalize (bench/compare runs everything on 2 ranks).
+ * better; 1.0 would be packing at memcpy speed). Rank 0 measures; the other ranks only take part
+ * in MPI_Init and MPI_Finalize (bench/compare runs everything on 2 ranks unless given -n).
  */
 #include "dtype_bench.h"
 

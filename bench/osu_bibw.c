@@ -13,7 +13,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
                        MPI_Request *reqs, MPI_Status *stats, size_t size)
 {
     int iters = bench_iters(o, size), skip = bench_skip(o, size);
-    int count = (int)size, peer = 1 - rank, w = o->window;
+    int count = (int)size, peer = bench_peer(rank), w = o->window;
     double t0 = 0.0, t;
 
     bench_buf_fill(sbuf, 'a', size, o->mem);

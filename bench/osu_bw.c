@@ -16,7 +16,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
                        MPI_Request *reqs, MPI_Status *stats, size_t size)
 {
     int iters = bench_iters(o, size), skip = bench_skip(o, size);
-    int count = (int)size, peer = 1 - rank, w = o->window;
+    int count = (int)size, peer = bench_peer(rank), w = o->window;
     double t0 = 0.0, t;
     char ack[4] = {0};
 
@@ -27,7 +27,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)
             t0 = MPI_Wtime();
-        if (rank == 0) {
+        if (bench_first(rank)) {
             for (int j = 0; j < w; j++)
                 MPI_Isend(sbuf, count, MPI_CHAR, peer, TAG_DATA, MPI_COMM_WORLD, &reqs[j]);
             MPI_Waitall(w, reqs, stats);

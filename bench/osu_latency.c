@@ -12,7 +12,7 @@
 static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *rbuf, size_t size)
 {
     int iters = bench_iters(o, size), skip = bench_skip(o, size);
-    int count = (int)size, peer = 1 - rank;
+    int count = (int)size, peer = bench_peer(rank);
     double t0 = 0.0;
 
     bench_buf_fill(sbuf, 'a', size, o->mem);
@@ -22,7 +22,7 @@ static double run_size(const struct bench_opts *o, int rank, char *sbuf, char *r
     for (int i = 0; i < iters + skip; i++) {
         if (i == skip)
             t0 = MPI_Wtime();
-        if (rank == 0) {
+        if (bench_first(rank)) {
             MPI_Send(sbuf, count, MPI_CHAR, peer, TAG, MPI_COMM_WORLD);
             MPI_Recv(rbuf, count, MPI_CHAR, peer, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {

@@ -6,7 +6,9 @@
  * benchmarks must not depend on anything but <mpi.h> and libc.
  *
  * Methodology (the OSU micro-benchmark one, so numbers compare with OSU's):
- *   - two ranks; sizes are powers of two from MIN to MAX (default 1 B .. 4 MiB);
+ *   - two ranks, or any even number run as pairs (OSU's multi-pair way: rank i of the first
+ *     half with rank i + n/2), all pairs at once; rank 0 reports what its pair measured;
+ *   - sizes are powers of two from MIN to MAX (default 1 B .. 4 MiB);
  *   - every size starts with a barrier (bench_sync), then `skip` untimed warm-up iterations;
  *   - messages larger than BENCH_LARGE_SIZE run fewer iterations and warm-ups;
  *   - buffers are page-aligned and written before timing, so first-touch page faults and
@@ -100,7 +102,7 @@ static const char *bench_title(enum bench_kind kind)
 static inline void bench_usage(const char *prog, const struct bench_opts *o)
 {
     fprintf(stderr,
-            "usage: %s [options]   (run with exactly 2 ranks)\n"
+            "usage: %s [options]   (run with 2 ranks, or pairs: any even number)\n"
             "  -m MIN:MAX   message sizes in bytes, powers of two from MIN to MAX\n"
             "               (-m MAX alone sets only the maximum; default %zu:%zu)\n"
             "  -i ITER[:LARGE]  timed iterations per size; LARGE for sizes > %d B\n"
@@ -288,6 +290,20 @@ static inline void bench_print_row(size_t size, double value)
  * Each rank leaves only after the other has entered. */
 #define BENCH_TAG_SYNC 999
 
+/* Pairs: rank i of the first half of MPI_COMM_WORLD with rank i + n/2 (set by bench_init). */
+static int bench_nranks = 2;
+
+static inline int bench_peer(int rank)
+{
+    return rank < bench_nranks / 2 ? rank + bench_nranks / 2 : rank - bench_nranks / 2;
+}
+
+/* The side of a pair that plays rank 0's part (sends first). */
+static inline int bench_first(int rank)
+{
+    return rank < bench_nranks / 2;
+}
+
 static inline void bench_sync(int peer)
 {
     char out = 0, in;
@@ -296,7 +312,7 @@ static inline void bench_sync(int peer)
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
-/* Common start: MPI_Init, exactly two ranks, options. Returns 0 to run, nonzero to stop
+/* Common start: MPI_Init, an even number of ranks (pairs), options. Returns 0 to run, nonzero to stop
  * (with MPI finalized and *exit_code set). */
 static inline int bench_init(int *argc, char ***argv, struct bench_opts *o, int *rank, int *exit_code)
 {
@@ -306,11 +322,12 @@ static inline int bench_init(int *argc, char ***argv, struct bench_opts *o, int 
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rc = bench_parse_args(*argc, *argv, o, *rank);
-    if (rc == 0 && size != 2) {
+    if (rc == 0 && (size < 2 || size % 2 != 0)) {
         if (*rank == 0)
-            fprintf(stderr, "%s: this benchmark needs exactly 2 ranks (got %d)\n", (*argv)[0], size);
+            fprintf(stderr, "%s: this benchmark needs an even number of ranks (got %d)\n", (*argv)[0], size);
         rc = -1;
     }
+    bench_nranks = size;
     if (rc != 0) {
         MPI_Finalize();
         *exit_code = rc > 0 ? EXIT_SUCCESS : EXIT_FAILURE;

@@ -5,6 +5,7 @@
  * element counts against the reference, and the time of packing a regular vector against memcpy
  * (printed, not checked: timing on a shared machine).
  */
+#include "core/umpi_knobs.h"
 #include "core/umpi_obj.h"
 #include "unit.h"
 
@@ -325,7 +326,55 @@ int main(void)
         umpi_dtype_release(c);
     }
 
+    /* every variant of the loops: the best the CPU has, AVX2 at most, scalar (UMPI_DTYPE_SIMD) */
+    for (int simd = 2; simd >= 0; simd--)
+    SECTION("8-byte blocks at stride 16 (the vector loops): counts, alignments, ranges, holes") {
+        umpi_config.dtype_simd = simd;
+        /* blocks of MPI_BYTE x 8 so that any alignment is legal; buffers shifted by 0..15 bytes */
+        umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE), *v;
+        enum { MAXN = 300 };
+        unsigned char *src = malloc(16 * MAXN + 64), *pk = malloc(8 * MAXN + 64), *ref = malloc(8 * MAXN);
+        unsigned char *u = malloc(16 * MAXN + 64), *uref = malloc(16 * MAXN + 64);
+        int bad = 0;
+        for (int i = 0; i < 16 * MAXN + 64; i++)
+            src[i] = (unsigned char) rnd(256);
+        for (int n = 0; n <= MAXN && !bad; n += n < 40 ? 1 : 37) {
+            MPI_Count vc[3] = {n, 8, 16};
+            umpi_dtype_create(MPI_COMBINER_HVECTOR, vc, 3, NULL, 0, &byte, 1, &v);
+            umpi_dtype_compile(v);
+            for (int sa = 0; sa < 16 && !bad; sa += 1 + (n > 40) * 4) {
+                for (int da = 0; da < 16 && !bad; da += 3) {
+                    for (int i = 0; i < n; i++)
+                        memcpy(ref + 8 * i, src + sa + 16 * i, 8);
+                    memset(pk, 0, 8 * MAXN + 64);
+                    umpi_dtype_pack(v, src + sa, 1, pk + da);
+                    if (memcmp(pk + da, ref, 8 * (size_t) n) != 0 || pk[da + 8 * n] != 0)
+                        bad = 1;
+                    /* a range that starts and ends inside blocks */
+                    MPI_Count off = n ? rnd(8 * n) : 0, len = rnd((unsigned) (8 * n - off + 1));
+                    umpi_dtype_pack_range(v, src + sa, 1, off, pk + da, len);
+                    if (memcmp(pk + da, ref + off, (size_t) len) != 0)
+                        bad = 2;
+                    /* unpack: the blocks land, the holes keep what they had */
+                    memset(u, 0x5a, 16 * MAXN + 64);
+                    memset(uref, 0x5a, 16 * MAXN + 64);
+                    for (int i = 0; i < n; i++)
+                        memcpy(uref + sa + 16 * i, ref + 8 * i, 8);
+                    umpi_dtype_unpack(v, ref, 8 * n, u + sa);
+                    if (memcmp(u, uref, 16 * MAXN + 64) != 0)
+                        bad = 3;
+                }
+            }
+            CHECK(!bad, "8-byte blocks at stride 16, count %d, simd %d: failure %d", n, simd, bad);
+            umpi_dtype_release(v);
+        }
+        free(src), free(pk), free(ref), free(u), free(uref);
+        umpi_config.dtype_simd = 2;
+    }
+
+    for (int simd = 2; simd >= 0; simd--)
     SECTION("pack time of a vector (8-byte blocks, stride 16, 1 MiB) vs memcpy") {
+        umpi_config.dtype_simd = simd;
         enum { N = 131072, REPS = 200 };
         umpi_dtype_t *dbl = umpi_dtype_get(MPI_DOUBLE), *v;
         MPI_Count vc[3] = {N, 1, 2};
@@ -348,8 +397,20 @@ int main(void)
                 tm = t2 - t1;
         }
         CHECK(dst[N - 1] == 2.0 * (N - 1), "packed data wrong");
-        printf("pack vector 1 MiB: %.1f us, memcpy 1 MiB: %.1f us, ratio %.2f (best of %d)\n", tp * 1e6,
-               tm * 1e6, tp / tm, REPS);
+        printf("UMPI_DTYPE_SIMD=%d: pack vector 1 MiB: %.1f us, memcpy 1 MiB: %.1f us, ratio %.2f (best of %d)\n",
+               simd, tp * 1e6, tm * 1e6, tp / tm, REPS);
+        double tu = 1e9;
+        for (int r = 0; r < REPS; r++) {
+            double t0 = now();
+            umpi_dtype_unpack(v, dst, N * sizeof(double), src);
+            double t1 = now();
+            if (t1 - t0 < tu)
+                tu = t1 - t0;
+        }
+        CHECK(src[2 * N - 2] == 2.0 * (N - 1) && src[2 * N - 1] == 2 * N - 1, "unpacked data wrong");
+        printf("UMPI_DTYPE_SIMD=%d: unpack vector 1 MiB: %.1f us, ratio %.2f to the memcpy above\n", simd,
+               tu * 1e6, tu / tm);
+        umpi_config.dtype_simd = 2;
         free(src), free(dst), free(flat);
         umpi_dtype_release(v);
     }
