@@ -131,13 +131,16 @@ int umpi_impl_comm_create_from_group(MPI_Group group, const char *stringtag, MPI
     umpi_coll_grp_t cg;
     int err = umpi_group_check(group, &g, "group");
     if (err == MPI_SUCCESS)
-        err = umpi__check_member(g, "group");
-    if (err == MPI_SUCCESS)
         err = umpi__check_stringtag(stringtag, &tag, &hash);
     if (err != MPI_SUCCESS)
         return err;
-    umpi__grp(&cg, g, hash);
     *newcomm = MPI_COMM_NULL;
+    if (g->size == 0) /* MPI 4.1 sec. 7.4.2: a local operation giving MPI_COMM_NULL */
+        return MPI_SUCCESS;
+    err = umpi__check_member(g, "group");
+    if (err != MPI_SUCCESS)
+        return err;
+    umpi__grp(&cg, g, hash);
     umpi_lock();
     err = umpi__same_stringtag(&cg, &tag);
     if (err == MPI_SUCCESS)
