@@ -57,3 +57,5 @@ libmpi_la_SOURCES += src/core/comm_info.c
 libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
 # --- nonblocking communicator duplication (issue 3) ---
 libmpi_la_SOURCES += src/core/comm_idup.c
+# --- communicators from groups, create/split of intercommunicators (issue 3) ---
+libmpi_la_SOURCES += src/core/comm_from_group.c src/core/intercomm_sub.c

@@ -314,10 +314,15 @@ void umpi_context_round_end(umpi_context_round_t *r)
 
 int umpi_comm_context_agree(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t *context)
 {
+    return umpi_comm_context_agree_key(c, g, c->context_id, context);
+}
+
+int umpi_comm_context_agree_key(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t key, uint32_t *context)
+{
     umpi_context_round_t r;
     umpi_context_mask_t m;
     int n = (int) (sizeof(m) / sizeof(int)), done = 0;
-    umpi_context_round_begin(&r, c->context_id);
+    umpi_context_round_begin(&r, key);
     while (done == 0) {
         umpi_context_round_propose(&r, &m);
         umpi_status_t st = g ? umpi_coll_allreduce_int(g, (int *) &m, n, UMPI_COLL_BAND)

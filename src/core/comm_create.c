@@ -43,9 +43,8 @@ int umpi_impl_comm_dup(umpi_comm_t *comm_ptr, MPI_Comm *newcomm)
 
 static int umpi__intra_only(const umpi_comm_t *c)
 {
-    return umpi_err_create(MPI_ERR_COMM, "intercommunicator 0x%x in argument 'comm': umpi builds new "
-                           "communicators from intercommunicators only by MPI_Comm_dup, MPI_Comm_create_group "
-                           "and MPI_Intercomm_merge", (unsigned) c->handle);
+    return umpi_err_create(MPI_ERR_COMM, "intercommunicator 0x%x in argument 'comm' (MPI_Comm_split_type "
+                           "needs an intracommunicator)", (unsigned) c->handle);
 }
 
 /* MPI_ERR_GROUP unless every member of g belongs to the local group of c. */
@@ -72,11 +71,11 @@ int umpi_impl_comm_create(umpi_comm_t *comm_ptr, MPI_Group group, MPI_Comm *newc
     int err = umpi_group_check(group, &g, "group");
     if (err != MPI_SUCCESS)
         return err;
-    if (comm_ptr->is_inter)
-        return umpi__intra_only(comm_ptr);
     err = umpi__check_subset(comm_ptr, g);
     if (err != MPI_SUCCESS)
         return err;
+    if (comm_ptr->is_inter)
+        return umpi_intercomm_create_sub(comm_ptr, g, newcomm);
     umpi_lock();
     /* Every member of comm takes part, also those outside group. */
     err = umpi_comm_context_agree(comm_ptr, NULL, &context);
@@ -231,6 +230,8 @@ int umpi_impl_comm_split(umpi_comm_t *comm_ptr, int color, int key, MPI_Comm *ne
     if (color < 0 && color != MPI_UNDEFINED)
         return umpi_err_create(MPI_ERR_ARG, "invalid color %d in argument 'color' (must be >= 0 or MPI_UNDEFINED)",
                                color);
+    if (comm_ptr->is_inter)
+        return umpi_intercomm_split(comm_ptr, color, key, newcomm);
     return umpi__split(comm_ptr, color, key, NULL, newcomm);
 }
 

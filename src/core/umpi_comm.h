@@ -24,6 +24,13 @@ int umpi_comm_new(const umpi_comm_t *parent, umpi_group_t *group, umpi_group_t *
 /* The lowest context pair free at every member: of g when given, else of c (both groups of an
  * intercommunicator). An MPI error code. */
 int umpi_comm_context_agree(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t *context);
+/* The same under an explicit agreement key (umpi_context_round_begin); c may be NULL when g is
+ * given (MPI_Comm_create_from_group: no parent). */
+int umpi_comm_context_agree_key(const umpi_comm_t *c, const umpi_coll_grp_t *g, uint32_t key, uint32_t *context);
+
+/* MPI_Comm_create and MPI_Comm_split on an intercommunicator (intercomm_sub.c). */
+int umpi_intercomm_create_sub(umpi_comm_t *ic, umpi_group_t *g, MPI_Comm *newcomm);
+int umpi_intercomm_split(umpi_comm_t *ic, int color, int key, MPI_Comm *newcomm);
 
 /* MPI_Comm_idup with the given hints (comm_idup.c): the new communicator's handle at once, usable
  * when *request completes. An MPI error code. Called without the big lock. */
