@@ -168,6 +168,8 @@ typedef struct umpi_comm {
     struct umpi_attr *attrs;  /* cached attributes (attr_list.c), in the order they were set */
     struct umpi_topo *topo;   /* process topology (umpi_topo.h); NULL: none */
     unsigned hints;           /* info hints in force, bits of UMPI_COMM_HINT_* (comm_info.c) */
+    uint32_t coll_seq;        /* collectives called so far: the tag of the next one (coll/umpi_sched.h) */
+    struct umpi_coll_comm *coll; /* collective state made on first use (coll/umpi_coll.h); NULL until then */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;

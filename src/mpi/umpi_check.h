@@ -59,11 +59,18 @@ static inline int umpi_check_rank(int rank, const umpi_comm_t *comm, int allow_a
                            comm->is_inter ? "remote group" : "communicator", comm->remote_size);
 }
 
-/* The root of a collective (intercommunicator roots MPI_ROOT/MPI_PROC_NULL come with them). */
+/* The root of a collective: a rank of an intracommunicator; for an intercommunicator MPI_ROOT (the
+ * root's side), MPI_PROC_NULL (the root's group, other than the root) or a rank of the remote group. */
 static inline int umpi_check_root(int root, const umpi_comm_t *comm, const char *arg)
 {
-    if (umpi_likely((unsigned) root < (unsigned) comm->size))
+    if (umpi_likely(!comm->is_inter && (unsigned) root < (unsigned) comm->size))
         return MPI_SUCCESS;
+    if (comm->is_inter && ((unsigned) root < (unsigned) comm->remote_size || root == MPI_ROOT ||
+                           root == MPI_PROC_NULL))
+        return MPI_SUCCESS;
+    if (comm->is_inter)
+        return umpi_err_create(MPI_ERR_ROOT, "invalid root %d in argument '%s' (remote group size %d; or "
+                               "MPI_ROOT, MPI_PROC_NULL)", root, arg, comm->remote_size);
     return umpi_err_create(MPI_ERR_ROOT, "invalid root %d in argument '%s' (communicator size %d)",
                            root, arg, comm->size);
 }

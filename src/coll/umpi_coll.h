@@ -1,0 +1,149 @@
+/*
+ * Collectives (shared/DESIGN.md, "Collectives").
+ *
+ * Every collective call becomes a schedule (umpi_sched.h) built by one ALGORITHM: a function of
+ * one file in src/coll/algo/, with the signature umpi_coll_build_fn. An algorithm adds the steps
+ * this process takes over a view (the members it runs over) to the schedule, reading what the
+ * call passed from umpi_coll_args_t. The same build serves the blocking call (run to completion),
+ * the nonblocking one (a request whose schedule progresses in the background) and the persistent
+ * one (built at _init, restarted by MPI_Start).
+ *
+ * Each collective kind has a table of algorithms (select.c). The cost model picks the cheapest
+ * usable one for the call from the number of members, the bytes and the link class between them;
+ * UMPI_<COLL>_ALGORITHM=<name> forces one (an algorithm that cannot run the call falls back to
+ * the model's choice, with a debug message). UMPI_DEBUG=1 prints every choice.
+ */
+#ifndef UMPI_COLL_H
+#define UMPI_COLL_H
+
+#include "coll/umpi_sched.h"
+#include "core/umpi_err.h"
+
+typedef enum {
+    UMPI_COLL_BARRIER,
+    UMPI_COLL_BCAST,
+    UMPI_COLL_GATHER,
+    UMPI_COLL_GATHERV,
+    UMPI_COLL_SCATTER,
+    UMPI_COLL_SCATTERV,
+    UMPI_COLL_ALLGATHER,
+    UMPI_COLL_ALLGATHERV,
+    UMPI_COLL_ALLTOALL,
+    UMPI_COLL_ALLTOALLV,
+    UMPI_COLL_ALLTOALLW,
+    UMPI_COLL_REDUCE,
+    UMPI_COLL_ALLREDUCE,
+    UMPI_COLL_REDUCE_SCATTER,
+    UMPI_COLL_REDUCE_SCATTER_BLOCK,
+    UMPI_COLL_SCAN,
+    UMPI_COLL_EXSCAN,
+    UMPI_COLL_NEIGHBOR_ALLGATHER,
+    UMPI_COLL_NEIGHBOR_ALLGATHERV,
+    UMPI_COLL_NEIGHBOR_ALLTOALL,
+    UMPI_COLL_NEIGHBOR_ALLTOALLV,
+    UMPI_COLL_NEIGHBOR_ALLTOALLW,
+    UMPI_COLL_NKINDS
+} umpi_coll_kind_t;
+
+/*
+ * What a collective call passed, as the standard names it; unused fields are zero. Buffers may be
+ * MPI_IN_PLACE where the standard allows it (algorithms test sbuf == MPI_IN_PLACE). The v/w
+ * arrays are the caller's (widened to MPI_Count / MPI_Aint): an algorithm reads them while it
+ * builds and never keeps them. For intercommunicators root is as the caller gave it (MPI_ROOT,
+ * MPI_PROC_NULL or a remote rank).
+ */
+typedef struct umpi_coll_args {
+    umpi_coll_kind_t kind;
+    umpi_comm_t *comm;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count scount, rcount;
+    umpi_dtype_t *sdt, *rdt;
+    const MPI_Count *scounts, *rcounts;  /* v and w variants */
+    const MPI_Aint *sdispls, *rdispls;
+    umpi_dtype_t **sdts, **rdts;         /* w variants (decoded) */
+    umpi_op_t *op;
+    int root;
+    size_t bytes;                        /* the message size the cost model uses (see select.c) */
+} umpi_coll_args_t;
+
+/* Adds this process's steps of the collective to s. An MPI error code. */
+typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
+/*
+ * Cost model parameters of one link class, measured on this machine (bench/NOTES.md says how):
+ *   alpha  us   start-up time of one message (latency), sender and receiver included
+ *   beta   us/B time per byte moved (1 / bandwidth)
+ *   gamma  us/B time per byte reduced by a predefined op (local computation)
+ */
+typedef struct umpi_coll_cost {
+    double alpha, beta, gamma;
+} umpi_coll_cost_t;
+
+typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
+
+typedef struct umpi_coll_algo {
+    const char *name;          /* what UMPI_<COLL>_ALGORITHM names it by */
+    umpi_coll_build_fn build;
+    /* 0 when it cannot run this call (an op that is not commutative, ...); NULL: always usable */
+    int (*usable)(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c. */
+    double (*cost)(const umpi_coll_cost_t *c, int p, double n);
+    const char *doc;           /* one line for umpi_info */
+} umpi_coll_algo_t;
+
+/* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */
+const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n);
+/* The name of a kind ("allreduce") and its knob's value ("auto" or an algorithm's name). */
+const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
+
+/*
+ * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
+ * (a started request) or persistent (an inactive request). Called with the big lock held.
+ */
+enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
+int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
+
+/* Link class between the members of v (SHM when all of them share a node). */
+umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
+extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
+
+/* ---- helpers for algorithms --------------------------------------------------------------------- */
+
+/* The smallest power of two >= n (1 for n <= 1), and floor(log2(n)) for n >= 1. */
+static inline int umpi_coll_pow2_ceil(int n)
+{
+    int p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+static inline int umpi_coll_log2(int n)
+{
+    int l = 0;
+    while ((1 << (l + 1)) <= n)
+        l++;
+    return l;
+}
+/* Returns the error of a step that failed (builders add many steps in a row). */
+#define UMPI_COLL_TRY(call)                                                                                \
+    do {                                                                                                   \
+        int umpi_err_ = (call);                                                                            \
+        if (umpi_unlikely(umpi_err_ != MPI_SUCCESS))                                                       \
+            return umpi_err_;                                                                              \
+    } while (0)
+
+/* Address of element i of a buffer of dt (extent steps). */
+static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_t *dt)
+{
+    return (char *) buf + i * dt->extent;
+}
+
+/* ---- the algorithms (src/coll/algo/), listed in select.c's tables ---------------------------- */
+
+#define UMPI_COLL_ALGO(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
+UMPI_COLL_ALGO(umpi_barrier_dissemination);
+UMPI_COLL_ALGO(umpi_bcast_binomial);
+UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
+
+#endif
