@@ -1,45 +1,19 @@
 /*
- * The MPI collective functions: each fills umpi_coll_args_t from its arguments, checks what the
- * generated binding cannot (ops against datatypes, aliased buffers, roots of intercommunicators),
- * and hands it to umpi_coll_post as a blocking, nonblocking or persistent operation. One function
- * per collective does the work; the I- and _init entry points differ only in the mode.
+ * The MPI collective functions (barrier, broadcast, allreduce; the other kinds have their own
+ * coll_*.c files): each fills umpi_coll_args_t from its arguments, checks what the generated
+ * binding cannot (ops against datatypes, aliased buffers), and hands it to umpi_coll_run as a
+ * blocking, nonblocking or persistent operation. One function per collective does the work; the
+ * I- and _init entry points differ only in the mode.
  */
 #include "coll/umpi_coll.h"
 #include "mpi/gen/umpi_impl.h"
-
-/* The op of a reduction, checked against its datatype. */
-static int umpi__op(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op)
-{
-    *op = umpi_op_get(h);
-    if (*op == NULL)
-        return umpi_err_create(MPI_ERR_OP, "invalid operation 0x%x in argument 'op'", (unsigned) h);
-    return umpi_op_check(*op, dt, "argument 'op'");
-}
-
-/* sendbuf and recvbuf may not be the same memory unless sendbuf is MPI_IN_PLACE (MPI 4.1 sec. 2.5.3
- * forbids aliased output arguments). */
-static int umpi__aliased(const void *sbuf, const void *rbuf, MPI_Count count)
-{
-    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
-        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
-                               sbuf);
-    return MPI_SUCCESS;
-}
-
-static int umpi__run(umpi_coll_args_t *a, int mode, MPI_Request *request)
-{
-    umpi_lock();
-    int err = umpi_coll_post(a, mode, request);
-    umpi_unlock();
-    return err;
-}
 
 /* ---- barrier ---------------------------------------------------------------------------------- */
 
 static int umpi__barrier(umpi_comm_t *comm, int mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_BARRIER, .comm = comm};
-    return umpi__run(&a, mode, request);
+    return umpi_coll_run(&a, mode, request);
 }
 
 int umpi_impl_barrier(umpi_comm_t *comm_ptr)
@@ -65,7 +39,7 @@ static int umpi__bcast(void *buffer, MPI_Count count, umpi_dtype_t *dt, int root
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_BCAST, .comm = comm, .rbuf = buffer, .rcount = count, .rdt = dt,
                           .root = root, .bytes = (size_t) (count * dt->size)};
-    return umpi__run(&a, mode, request);
+    return umpi_coll_run(&a, mode, request);
 }
 
 int umpi_impl_bcast(void *buffer, MPI_Count count, umpi_dtype_t *datatype_ptr, int root, umpi_comm_t *comm_ptr)
@@ -94,12 +68,12 @@ static int umpi__allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, 
     umpi_coll_args_t a = {.kind = UMPI_COLL_ALLREDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
                           .scount = count, .rcount = count, .sdt = dt, .rdt = dt,
                           .bytes = (size_t) (count * dt->size)};
-    int err = umpi__op(op, dt, &a.op);
+    int err = umpi_coll_op_arg(op, dt, &a.op);
     if (err == MPI_SUCCESS)
-        err = umpi__aliased(sendbuf, recvbuf, count);
+        err = umpi_coll_aliased(sendbuf, recvbuf, count);
     if (err != MPI_SUCCESS)
         return err;
-    return umpi__run(&a, mode, request);
+    return umpi_coll_run(&a, mode, request);
 }
 
 int umpi_impl_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Op op,
@@ -119,4 +93,30 @@ int umpi_impl_allreduce_init(const void *sendbuf, void *recvbuf, MPI_Count count
 {
     (void) info;
     return umpi__allreduce(sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr, UMPI_COLL_PERSISTENT, request);
+}
+
+/* ---- shared by the coll_*.c files (umpi_coll.h) ----------------------------------------------------- */
+
+int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op)
+{
+    *op = umpi_op_get(h);
+    if (*op == NULL)
+        return umpi_err_create(MPI_ERR_OP, "invalid operation 0x%x in argument 'op'", (unsigned) h);
+    return umpi_op_check(*op, dt, "argument 'op'");
+}
+
+int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count)
+{
+    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
+        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
+                               sbuf);
+    return MPI_SUCCESS;
+}
+
+int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request)
+{
+    umpi_lock();
+    int err = umpi_coll_post(a, mode, request);
+    umpi_unlock();
+    return err;
 }

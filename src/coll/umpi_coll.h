@@ -104,6 +104,13 @@ const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
 enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
 int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
 
+/* For the MPI functions (coll.c): the op argument decoded and checked against dt (MPI_ERR_OP);
+ * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);
+ * umpi_coll_post under the big lock. */
+int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
+int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
+int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
+
 /* Link class between the members of v (SHM when all of them share a node). */
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
 extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
