@@ -5,7 +5,8 @@ libmpi_la_SOURCES += \
 	src/coll/umpi_op.h \
 	src/coll/sched.c \
 	src/coll/select.c \
-	src/coll/coll.c
+	src/coll/coll.c \
+	src/coll/hier.c
 
 # --- reduction operations ---
 libmpi_la_SOURCES += src/coll/op_tmp.c
@@ -15,3 +16,9 @@ libmpi_la_SOURCES += \
 	src/coll/algo/barrier_dissemination.c \
 	src/coll/algo/bcast_binomial.c \
 	src/coll/algo/allreduce_recursive_doubling.c
+
+# --- hierarchical algorithms (lead) ---
+libmpi_la_SOURCES += \
+	src/coll/algo/barrier_hier.c \
+	src/coll/algo/bcast_hier.c \
+	src/coll/algo/allreduce_hier.c

@@ -9,7 +9,6 @@
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
-#include "pmi/umpi_pmi.h"
 
 #include <string.h>
 
@@ -47,21 +46,57 @@ static double umpi__cost_recursive_doubling_reduce(const umpi_coll_cost_t *c, in
     return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
 }
 
+/* Hierarchical: a node phase among max_ppn members over shared memory, an inter-node phase among
+ * the leaders over the network, and (for results everyone needs) a node phase again. */
+static double umpi__cost_hier_barrier(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    (void) p;
+    return 2 * umpi__cost_dissemination(shm, umpi_coll_shape.max_ppn, n) +
+           umpi__cost_dissemination(net, umpi_coll_shape.nnodes, n);
+}
+
+static double umpi__cost_hier_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    return (shm->alpha + n * shm->beta) + umpi__cost_binomial(net, umpi_coll_shape.nnodes, n) +
+           umpi__cost_binomial(shm, umpi_coll_shape.max_ppn, n);
+}
+
+static double umpi__cost_hier_allreduce(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    return umpi__cost_recursive_doubling_reduce(shm, umpi_coll_shape.max_ppn, n) +
+           umpi__cost_recursive_doubling_reduce(net, umpi_coll_shape.nnodes, n) +
+           umpi__cost_binomial(shm, umpi_coll_shape.max_ppn, n);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
     {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
      "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
+    {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
+     "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
 };
 
 static const umpi_coll_algo_t umpi__bcast[] = {
     {"binomial", umpi_bcast_binomial, NULL, umpi__cost_binomial,
      "binomial tree from the root: log2 p rounds of the whole message"},
+    {"hier", umpi_bcast_hier, umpi_coll_hier_usable, umpi__cost_hier_bcast,
+     "root to its node leader, binomial among node leaders, binomial inside each node"},
 };
 
 static const umpi_coll_algo_t umpi__allreduce[] = {
     {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
      "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)"},
+    {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
+     "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
 };
 
 #define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
@@ -136,12 +171,15 @@ const char *umpi_coll_kind_name(umpi_coll_kind_t kind)
     return umpi__kind_names[kind];
 }
 
+umpi_coll_shape_t umpi_coll_shape;
+
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v)
 {
-    (void) c;
+    if (c->coll != NULL && v->size == c->size && v->rank == c->rank)
+        return c->coll->nnodes > 1 ? UMPI_LINK_NET : UMPI_LINK_SHM;
     int node = -1;
     for (int i = 0; i < v->size; i++) {
-        int n = umpi_pmi_node_of(v->world ? v->world[i] : i);
+        int n = umpi_coll_node_of(v->world ? v->world[i] : i);
         if (i > 0 && n != node)
             return UMPI_LINK_NET;
         node = n;
@@ -186,6 +224,11 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
 {
     umpi_coll_view_t v;
     umpi_coll_view_local(&v, a->comm);
+    umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
+    if (cc == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
+    umpi_coll_shape.nnodes = cc->nnodes;
+    umpi_coll_shape.max_ppn = cc->max_ppn;
     const umpi_coll_algo_t *algo = umpi__select(&v, a);
     if (algo == NULL)
         return umpi_err_create(MPI_ERR_INTERN, "no %s algorithm can run on this %s", umpi__kind_names[a->kind],

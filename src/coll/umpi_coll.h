@@ -111,9 +111,39 @@ int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
 int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
 int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
 
+/* ---- node structure (hier.c) ------------------------------------------------------------------------ */
+
+/*
+ * Which members of a communicator (its local group) share a node, made on its first collective
+ * and kept until it is freed. Nodes come from the launcher, or from UMPI_COLL_RANKS_PER_NODE,
+ * which declares node boundaries on one machine so that the hierarchical algorithms can be
+ * tested and measured there. Hierarchical algorithms run a node phase over `node` (sub-view 1)
+ * and an inter-node phase over `leaders` (sub-view 2) within one schedule.
+ */
+typedef struct umpi_coll_comm {
+    int nnodes;               /* nodes the members are on */
+    int max_ppn;              /* most members on one node */
+    int *node_idx;            /* member -> index of its node (the order of leaders) */
+    umpi_coll_view_t node;    /* the members on my node, in rank order */
+    umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
+    int *node_world, *node_src, *leader_world, *leader_src;
+} umpi_coll_comm_t;
+
+/* c's structure (made on first use); NULL when out of memory. */
+umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
+void umpi_coll_comm_free(umpi_coll_comm_t *cc);
+/* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
+int umpi_coll_node_of(int world_rank);
+
 /* Link class between the members of v (SHM when all of them share a node). */
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
 extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
+/* The shape of the communicator of the call being chosen for (set by the driver before the
+ * algorithms' cost formulas run), for the formulas of hierarchical algorithms. */
+typedef struct {
+    int nnodes, max_ppn;
+} umpi_coll_shape_t;
+extern umpi_coll_shape_t umpi_coll_shape;
 
 /* ---- helpers for algorithms --------------------------------------------------------------------- */
 
@@ -152,5 +182,11 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
 UMPI_COLL_ALGO(umpi_barrier_dissemination);
 UMPI_COLL_ALGO(umpi_bcast_binomial);
 UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
+/* hierarchical (lead) */
+UMPI_COLL_ALGO(umpi_barrier_hier);
+UMPI_COLL_ALGO(umpi_bcast_hier);
+UMPI_COLL_ALGO(umpi_allreduce_hier);
+int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 
 #endif
