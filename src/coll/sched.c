@@ -24,6 +24,7 @@ typedef struct umpi_step {
 
 typedef struct umpi_scratch {
     struct umpi_scratch *next;
+    size_t size;
     max_align_t data[];
 } umpi_scratch_t;
 
@@ -38,6 +39,7 @@ struct umpi_sched {
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
     umpi_scratch_t *scratch;
+    umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
     umpi_request_t *req;    /* nonblocking / persistent: the user's request */
     struct umpi_sched *next_active, *prev_active;
 };
@@ -66,11 +68,25 @@ void umpi_coll_view_remote(umpi_coll_view_t *v, const umpi_comm_t *c)
 
 /* ---- building ---------------------------------------------------------------------------------- */
 
+/*
+ * Freed schedules are kept (with their step arrays and one scratch block) for the next call: a
+ * small blocking collective then allocates nothing. Under the big lock like everything here.
+ */
+#define UMPI_SCHED_CACHE 4
+#define UMPI_SCRATCH_KEEP 65536 /* largest scratch block kept with a cached schedule */
+static umpi_sched_t *umpi__cache[UMPI_SCHED_CACHE];
+static int umpi__ncached;
+
 umpi_sched_t *umpi_sched_new(umpi_comm_t *comm)
 {
-    umpi_sched_t *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-        return NULL;
+    umpi_sched_t *s;
+    if (umpi__ncached > 0) {
+        s = umpi__cache[--umpi__ncached];
+    } else {
+        s = calloc(1, sizeof(*s));
+        if (s == NULL)
+            return NULL;
+    }
     s->comm = comm;
     comm->refcount++;
     s->tag = comm->coll_seq++ & UMPI_COLL_SEQ_MASK;
@@ -79,9 +95,16 @@ umpi_sched_t *umpi_sched_new(umpi_comm_t *comm)
 
 void *umpi_sched_buf(umpi_sched_t *s, size_t bytes)
 {
-    umpi_scratch_t *b = malloc(sizeof(*b) + (bytes ? bytes : 1));
-    if (b == NULL)
-        return NULL;
+    umpi_scratch_t *b;
+    if (s->spare != NULL && s->spare->size >= bytes) {
+        b = s->spare;
+        s->spare = NULL;
+    } else {
+        b = malloc(sizeof(*b) + (bytes ? bytes : 1));
+        if (b == NULL)
+            return NULL;
+        b->size = bytes;
+    }
     b->next = s->scratch;
     s->scratch = b;
     return b->data;
@@ -368,14 +391,33 @@ void umpi_sched_free(umpi_sched_t *s)
         if (st->op)
             umpi_op_release(st->op);
     }
-    free(s->steps);
+    umpi_comm_t *comm = s->comm;
+    int keep = umpi__ncached < UMPI_SCHED_CACHE;
     while (s->scratch) {
         umpi_scratch_t *b = s->scratch;
         s->scratch = b->next;
-        free(b);
+        if (keep && b->size <= UMPI_SCRATCH_KEEP && (s->spare == NULL || s->spare->size < b->size)) {
+            free(s->spare);
+            s->spare = b;
+        } else {
+            free(b);
+        }
     }
-    umpi_comm_release(s->comm);
-    free(s);
+    if (keep) {
+        umpi_step_t *steps = s->steps;
+        umpi_scratch_t *spare = s->spare;
+        int cap = s->cap;
+        memset(s, 0, sizeof(*s));
+        s->steps = steps;
+        s->cap = cap;
+        s->spare = spare;
+        umpi__cache[umpi__ncached++] = s;
+    } else {
+        free(s->spare);
+        free(s->steps);
+        free(s);
+    }
+    umpi_comm_release(comm);
 }
 
 int umpi_sched_run(umpi_sched_t *s)
@@ -474,4 +516,14 @@ int umpi_sched_start_request(umpi_request_t *r)
 {
     r->active = 1;
     return umpi__activate(r->sched);
+}
+
+void umpi_sched_finalize(void)
+{
+    while (umpi__ncached > 0) {
+        umpi_sched_t *s = umpi__cache[--umpi__ncached];
+        free(s->spare);
+        free(s->steps);
+        free(s);
+    }
 }

@@ -14,7 +14,10 @@
  * where seq is the communicator's count of collective calls (every member calls collectives in
  * the same order, so it agrees everywhere; UMPI_COLL_SEQ_MASK bounds how many may be outstanding),
  * the sub-view number separates the phases of hierarchical algorithms that run over subsets, and
- * LOCAL marks traffic inside one group of an intercommunicator (umpi_coll_internal.h). Within one
+ * LOCAL marks traffic inside one group of an intercommunicator (umpi_coll_internal.h). A persistent
+ * collective keeps the tag it got at initialization for all its starts (2^18 collectives later the
+ * number comes round again; only a persistent request still active then could meet that call's
+ * messages). Within one
  * collective, messages between two processes match in posting order (UCX keeps the order of one
  * sender's messages per tag): algorithms post the sends and receives of one pair in the same
  * order at both ends.
@@ -92,7 +95,8 @@ int umpi_sched_request(umpi_sched_t *s, int persistent, MPI_Request *request);
 int umpi_sched_start_request(umpi_request_t *r);
 /* Frees the schedule of a released request (umpi_request_release). */
 void umpi_sched_free(umpi_sched_t *s);
-void umpi_sched_release_request(umpi_request_t *r);
+/* Frees the schedules kept for reuse (MPI_Finalize). */
+void umpi_sched_finalize(void);
 
 /* The same data movement outside a schedule: a typed copy (umpi_sched_copy's rules). */
 void umpi_coll_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *dst, MPI_Count rcount,
