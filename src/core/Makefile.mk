@@ -55,3 +55,5 @@ libmpi_la_SOURCES += \
 # --- communicator info hints (issue 3) ---
 libmpi_la_SOURCES += src/core/comm_info.c
 libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
+# --- reduction operations (issue 4, ops) ---
+libmpi_la_SOURCES += src/coll/umpi_op.h src/coll/op.c src/coll/op_kernels.c
