@@ -162,6 +162,8 @@ static void umpi__apply_derived(const umpi_op_t *op, const void *in, void *inout
         return;
     const umpi_dtype_t *leaf = op->kind == UMPI_OP_REPLACE ? NULL : umpi__leaf(dt);
     umpi_op_kernel_t *k = leaf ? umpi_op_kernel_packed(op->kind, leaf) : NULL;
+    if (k == NULL && op->kind != UMPI_OP_REPLACE)
+        return;     /* a pair umpi_op_check refuses: inout stays */
     if (k != NULL && dt->contig) {
         k((const char *) in + dt->true_lb, (char *) inout + dt->true_lb, (size_t) (total / leaf->size));
         return;

@@ -7,6 +7,7 @@
  */
 #include "coll/umpi_op.h"
 #include "core/umpi_err.h"
+#include "mpi/gen/umpi_impl.h"
 #include "unit.h"
 
 #include <complex.h>
@@ -284,6 +285,36 @@ static void test_handles(void)
     CHECK(!umpi_op_is_commutative(umpi_op_get(MPI_REPLACE)), "MPI_REPLACE");
 }
 
+static int user_calls;
+static void user_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    user_calls++;
+}
+
+/* A user op freed while a pending operation holds it lives until that operation releases it. */
+static void test_user_lifetime(void)
+{
+    MPI_Op h = MPI_OP_NULL;
+    CHECK(umpi_impl_op_create((MPI_User_function_c *) user_fn, 0, &h, 0) == MPI_SUCCESS, "create");
+    umpi_op_t *op = umpi_op_get(h);
+    CHECK(op != NULL && !umpi_op_is_commutative(op), "user op 0x%x", (unsigned) h);
+    if (op == NULL)
+        return;
+    CHECK(umpi_op_check(op, umpi_dtype_get(MPI_WCHAR), "op") == MPI_SUCCESS, "user ops take any type");
+    umpi_op_retain(op);                      /* a nonblocking collective starts */
+    MPI_Op user = h;
+    CHECK(umpi_impl_op_free(&user) == MPI_SUCCESS && user == MPI_OP_NULL, "free");
+    int x = 1, y = 2;
+    umpi_op_apply(op, &x, &y, 1, umpi_dtype_get(MPI_INT));   /* ... and still runs */
+    CHECK(user_calls == 1 && op->refcount == 1, "calls %d, refcount %d", user_calls, op->refcount);
+    umpi_op_release(op);                     /* ... and completes: now it is gone */
+    CHECK(umpi_op_get(h) == NULL, "op 0x%x outlived its last reference", (unsigned) h);
+    MPI_Op sum = MPI_SUM;
+    int err = umpi_impl_op_free(&sum);
+    CHECK(umpi_err_class(err) == MPI_ERR_OP && sum == MPI_SUM, "freeing MPI_SUM: class %d",
+          umpi_err_class(err));
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -326,6 +357,7 @@ int main(void)
     SECTION("op handles") test_handles();
     SECTION("every predefined op on every predefined type") test_all();
     SECTION("MINLOC/MAXLOC ties") test_ties();
+    SECTION("user op lifetime") test_user_lifetime();
     time_sum();
     return unit_done("test_op");
 }
