@@ -160,10 +160,11 @@ class Param:
     def c_type(self, large):
         """(type, suffix) of the C declaration: 'const int *', '' or 'MPI_Request ', '[]'."""
         const = 'const ' if self.const else ''
-        if self.kind == 'FUNCTION':
+        if self.kind in ('FUNCTION', 'POLYFUNCTION'):
             if not self.func_type:
                 raise GenError('FUNCTION parameter %s has no func_type' % self.name)
-            return self.func_type + ' *', ''
+            # POLYFUNCTION: the large-count variant takes the _c function type (MPI_Op_create_c)
+            return self.func_type + ('_c' if large and self.kind == 'POLYFUNCTION' else '') + ' *', ''
         if self.kind == 'ARGUMENT_LIST' and (self.dir == 'in' or self.pointer is False):
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
         if self.kind == 'STRING' and self.pointer is False and self.length == '*':
@@ -437,6 +438,11 @@ def entry_point(f, large, impl_sig):
         mine = p.c_decl(large)
         if mine == idecl:
             args.append(p.name)
+        elif p.kind == 'POLYFUNCTION':
+            # the classic function type, cast to the _c one; the `variant` flag says which it is
+            if not f.variant:
+                raise GenError('%s: POLYFUNCTION %s needs the variant directive' % (cname, p.name))
+            args.append('(%s) %s' % (idecl[:-len(p.name)].strip(), p.name))
         elif same_width(mine, idecl):
             # MPI_Aint and MPI_Count are one C type in the MPICH ABI (umpi_check.h asserts it)
             t, suffix = p.c_type(True)
@@ -646,7 +652,7 @@ def error_classes(f):
             why.append('%s NULL or MPI_STATUS_IGNORE' % p.name)
         elif p.is_array and p.kind != 'BUFFER':
             why.append('%s NULL while not empty' % p.name)
-        elif (p.dir != 'in' or p.kind == 'STRING' or p.pointer) and \
+        elif (p.dir != 'in' or p.kind in ('STRING', 'POLYFUNCTION') or p.pointer) and \
                 p.kind not in NO_NULL_CHECK | {'FUNCTION'} and p.name not in f.nullok:
             why.append('%s NULL' % p.name)
     if why:

@@ -9,7 +9,7 @@ libmpi_la_SOURCES += \
 	src/coll/hier.c
 
 # --- reduction operations ---
-libmpi_la_SOURCES += src/coll/op_tmp.c
+libmpi_la_SOURCES += src/coll/op.c src/coll/op_kernels.c
 
 # --- algorithms (src/coll/algo), one per file ---
 libmpi_la_SOURCES += \

@@ -374,13 +374,7 @@ int umpi_info_hint(MPI_Info info, const char *key, char *buf, size_t size);
 /* Fills MPI_INFO_ENV; called once MPI_Init knows the job (init.c). */
 void umpi_info_env_setup(void);
 
-/* ---- ops (predefined only until the collectives issue) ---------------------------------------- */
-
-static inline int umpi_op_valid(MPI_Op op)
-{
-    return UMPI_HANDLE_OBJ(op) == UMPI_OBJ_OP && UMPI_HANDLE_KIND(op) == UMPI_KIND_BUILTIN &&
-           UMPI_HANDLE_INDEX(op) >= 1 && UMPI_HANDLE_INDEX(op) <= 0xe;
-}
+/* Ops: src/coll/umpi_op.h (umpi_op_get, umpi_op_check, umpi_op_apply). */
 
 /* ---- life cycle ------------------------------------------------------------------------------ */
 

@@ -15,6 +15,7 @@
 #include "core/umpi.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
+#include "coll/umpi_op.h"
 
 /* Largest tag a user may send: the tag field of the UCX tag layout decides it (defined in core). */
 extern const int umpi_tag_ub;
@@ -159,7 +160,7 @@ static inline int umpi_check_errhandler(MPI_Errhandler eh, const char *arg)
 
 static inline int umpi_check_op(MPI_Op op, const char *arg)
 {
-    if (umpi_likely(umpi_op_valid(op)))
+    if (umpi_likely(umpi_op_get(op) != NULL))
         return MPI_SUCCESS;
     if (op == MPI_OP_NULL)
         return umpi_err_create(MPI_ERR_OP, "MPI_OP_NULL in argument '%s'", arg);
