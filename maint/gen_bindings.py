@@ -217,8 +217,10 @@ class Func:
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
+        # len=P:FN,...: array P ('*' in the standard) has umpi_len_FN(comm_ptr) entries
+        self.len = dict(x.split(':', 1) for x in directives.get('len', '').split(',') if x)
         names = {p.name for p in self.all_params}
-        for p in self.any | self.nullok | self.raw:
+        for p in self.any | self.nullok | self.raw | set(self.len):
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
@@ -243,7 +245,7 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw', 'variant') or \
+                if k not in ('anytime', 'any', 'impl', 'len', 'nullok', 'raw', 'variant') or \
                         (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
@@ -407,7 +409,9 @@ def entry_point(f, large, impl_sig):
             continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
             length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
-            if length is None or length not in byname:
+            if n in f.len and comm:
+                length = 'umpi_len_%s(%s_ptr)' % (f.len[n], comm.name)
+            elif length is None or length not in byname:
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
                 b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
@@ -459,7 +463,10 @@ def entry_point(f, large, impl_sig):
             tmp = '%s_l' % p.name
             wide = 'MPI_Count' if 'MPI_Count' in idecl else 'MPI_Aint'
             b.decls.append('%s *%s = NULL;' % (wide, tmp))
-            length = p.length if p.length != '*' else first_length.name
+            if p.name in f.len and comm:
+                length = 'umpi_len_%s(%s_ptr)' % (f.len[p.name], comm.name)
+            else:
+                length = p.length if p.length != '*' else first_length.name
             b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (p.name, length, tmp, c_str(p.name)))
             frees.append(tmp)
             args.append(tmp)

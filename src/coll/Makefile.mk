@@ -22,3 +22,23 @@ libmpi_la_SOURCES += \
 	src/coll/algo/barrier_hier.c \
 	src/coll/algo/bcast_hier.c \
 	src/coll/algo/allreduce_hier.c
+# --- part c3: intercommunicator and neighbourhood collectives ---
+libmpi_la_SOURCES += \
+	src/coll/coll_neighbor.c \
+	src/coll/inter.c \
+	src/coll/algo/neighbor_linear.c \
+	src/coll/algo/inter_barrier.c \
+	src/coll/algo/inter_bcast.c \
+	src/coll/algo/inter_gather.c \
+	src/coll/algo/inter_gatherv.c \
+	src/coll/algo/inter_scatter.c \
+	src/coll/algo/inter_scatterv.c \
+	src/coll/algo/inter_allgather.c \
+	src/coll/algo/inter_allgatherv.c \
+	src/coll/algo/inter_alltoall.c \
+	src/coll/algo/inter_alltoallv.c \
+	src/coll/algo/inter_alltoallw.c \
+	src/coll/algo/inter_reduce.c \
+	src/coll/algo/inter_allreduce.c \
+	src/coll/algo/inter_reduce_scatter.c \
+	src/coll/algo/inter_reduce_scatter_block.c

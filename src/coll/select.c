@@ -76,6 +76,33 @@ static double umpi__cost_hier_allreduce(const umpi_coll_cost_t *c, int p, double
            umpi__cost_binomial(shm, umpi_coll_shape.max_ppn, n);
 }
 
+/* -- part c3: intercommunicator and neighbourhood costs (p: members of my group) -- */
+
+/* Root to every remote process (or back), one message each: p messages of n bytes in sequence. */
+static double umpi__cost_inter_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return p * (c->alpha + n * c->beta);
+}
+
+/* Leader exchange plus a binomial tree in the group. */
+static double umpi__cost_inter_leader_tree(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (1 + umpi__lg(p)) * (c->alpha + n * c->beta);
+}
+
+/* Linear reduction to the leader, leader exchange, binomial broadcast back. */
+static double umpi__cost_inter_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta + n * c->gamma) + (1 + umpi__lg(p)) * (c->alpha + n * c->beta);
+}
+
+/* Neighbourhood, one phase: n is everything this process sends; the messages overlap. */
+static double umpi__cost_neighbor_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) p;
+    return c->alpha + n * c->beta;
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -99,6 +126,34 @@ static const umpi_coll_algo_t umpi__allreduce[] = {
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
 };
 
+/* -- part c3: one algorithm per kind on intercommunicators, one for neighbourhood collectives -- */
+#define UMPI__ONE(name, fn, cost, doc) static const umpi_coll_algo_t umpi__##fn[] = {{name, umpi_##fn, NULL, cost, doc}}
+UMPI__ONE("inter_leader", inter_barrier, umpi__cost_inter_leader_tree,
+          "barrier in each group, leaders exchange a message, binomial release in each group");
+UMPI__ONE("inter_leader", inter_bcast, umpi__cost_inter_leader_tree,
+          "root sends to the other group's rank 0, which broadcasts there along a binomial tree");
+UMPI__ONE("inter_linear", inter_gather, umpi__cost_inter_linear, "every remote process sends its block to the root");
+UMPI__ONE("inter_linear", inter_gatherv, umpi__cost_inter_linear, "every remote process sends its block to the root");
+UMPI__ONE("inter_linear", inter_scatter, umpi__cost_inter_linear, "the root sends each remote process its block");
+UMPI__ONE("inter_linear", inter_scatterv, umpi__cost_inter_linear, "the root sends each remote process its block");
+UMPI__ONE("inter_linear", inter_allgather, umpi__cost_inter_linear,
+          "every process sends its block to every process of the other group");
+UMPI__ONE("inter_linear", inter_allgatherv, umpi__cost_inter_linear,
+          "every process sends its block to every process of the other group");
+UMPI__ONE("inter_linear", inter_alltoall, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_linear", inter_alltoallv, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_linear", inter_alltoallw, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_leader", inter_reduce, umpi__cost_inter_reduce_bcast,
+          "linear reduction to the group's rank 0, which sends the result to the root");
+UMPI__ONE("inter_leader", inter_allreduce, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, binomial broadcast in each group");
+UMPI__ONE("inter_leader", inter_reduce_scatter, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, linear scatter in each group");
+UMPI__ONE("inter_leader", inter_reduce_scatter_block, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, linear scatter in each group");
+UMPI__ONE("linear", neighbor_linear, umpi__cost_neighbor_linear,
+          "every receive from an in-neighbour and send to an out-neighbour posted in one phase");
+
 #define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
 
 static const struct {
@@ -108,6 +163,27 @@ static const struct {
     [UMPI_COLL_BARRIER] = {UMPI__TABLE(umpi__barrier)},
     [UMPI_COLL_BCAST] = {UMPI__TABLE(umpi__bcast)},
     [UMPI_COLL_ALLREDUCE] = {UMPI__TABLE(umpi__allreduce)},
+    /* -- part c3: intercommunicators ([kind][1]; no scan, exscan) and neighbourhood collectives -- */
+    [UMPI_COLL_BARRIER][1] = UMPI__TABLE(umpi__inter_barrier),
+    [UMPI_COLL_BCAST][1] = UMPI__TABLE(umpi__inter_bcast),
+    [UMPI_COLL_GATHER][1] = UMPI__TABLE(umpi__inter_gather),
+    [UMPI_COLL_GATHERV][1] = UMPI__TABLE(umpi__inter_gatherv),
+    [UMPI_COLL_SCATTER][1] = UMPI__TABLE(umpi__inter_scatter),
+    [UMPI_COLL_SCATTERV][1] = UMPI__TABLE(umpi__inter_scatterv),
+    [UMPI_COLL_ALLGATHER][1] = UMPI__TABLE(umpi__inter_allgather),
+    [UMPI_COLL_ALLGATHERV][1] = UMPI__TABLE(umpi__inter_allgatherv),
+    [UMPI_COLL_ALLTOALL][1] = UMPI__TABLE(umpi__inter_alltoall),
+    [UMPI_COLL_ALLTOALLV][1] = UMPI__TABLE(umpi__inter_alltoallv),
+    [UMPI_COLL_ALLTOALLW][1] = UMPI__TABLE(umpi__inter_alltoallw),
+    [UMPI_COLL_REDUCE][1] = UMPI__TABLE(umpi__inter_reduce),
+    [UMPI_COLL_ALLREDUCE][1] = UMPI__TABLE(umpi__inter_allreduce),
+    [UMPI_COLL_REDUCE_SCATTER][1] = UMPI__TABLE(umpi__inter_reduce_scatter),
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK][1] = UMPI__TABLE(umpi__inter_reduce_scatter_block),
+    [UMPI_COLL_NEIGHBOR_ALLGATHER][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLGATHERV][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALL][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALLV][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALLW][0] = UMPI__TABLE(umpi__neighbor_linear),
 };
 
 static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {
@@ -230,6 +306,10 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     umpi_coll_shape.nnodes = cc->nnodes;
     umpi_coll_shape.max_ppn = cc->max_ppn;
     const umpi_coll_algo_t *algo = umpi__select(&v, a);
+    int nalgos;
+    if (algo == NULL && a->comm->is_inter && (umpi_coll_algos(a->kind, 1, &nalgos), nalgos == 0))
+        return umpi_err_create(MPI_ERR_COMM, "%s is not defined on an intercommunicator (argument 'comm')",
+                               umpi__kind_names[a->kind]);
     if (algo == NULL)
         return umpi_err_create(MPI_ERR_INTERN, "no %s algorithm can run on this %s", umpi__kind_names[a->kind],
                                a->comm->is_inter ? "intercommunicator" : "communicator");

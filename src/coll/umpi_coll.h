@@ -189,4 +189,36 @@ UMPI_COLL_ALGO(umpi_allreduce_hier);
 int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 
+/* -- part c3: intercommunicator and neighbourhood collectives -- */
+UMPI_COLL_ALGO(umpi_neighbor_linear);
+UMPI_COLL_ALGO(umpi_inter_barrier);
+UMPI_COLL_ALGO(umpi_inter_bcast);
+UMPI_COLL_ALGO(umpi_inter_gather);
+UMPI_COLL_ALGO(umpi_inter_gatherv);
+UMPI_COLL_ALGO(umpi_inter_scatter);
+UMPI_COLL_ALGO(umpi_inter_scatterv);
+UMPI_COLL_ALGO(umpi_inter_allgather);
+UMPI_COLL_ALGO(umpi_inter_allgatherv);
+UMPI_COLL_ALGO(umpi_inter_alltoall);
+UMPI_COLL_ALGO(umpi_inter_alltoallv);
+UMPI_COLL_ALGO(umpi_inter_alltoallw);
+UMPI_COLL_ALGO(umpi_inter_reduce);
+UMPI_COLL_ALGO(umpi_inter_allreduce);
+UMPI_COLL_ALGO(umpi_inter_reduce_scatter);
+UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block);
+/* The neighbours of my process in c's topology, in the standard's order (MPI_PROC_NULL where a
+ * Cartesian grid ends): *in / *out are malloc'ed (the caller frees them); MPI_ERR_TOPOLOGY when c
+ * carries no topology. */
+int umpi_coll_neighbors(const umpi_comm_t *c, int **in, int *nin, int **out, int *nout);
+/* Inter helpers (src/coll/inter.c), over the local group view lv of an intercommunicator: the
+ * reduction of every member's count elements of sbuf (in rank order) into acc at member 0, which
+ * must be scratch there (other members pass NULL); and the first member's buf to all members. */
+int umpi_coll_inter_reduce_local(umpi_sched_t *s, const umpi_coll_view_t *lv, const void *sbuf, void *acc,
+                                 MPI_Count count, umpi_dtype_t *dt, umpi_op_t *op);
+int umpi_coll_inter_bcast_local(umpi_sched_t *s, const umpi_coll_view_t *lv, void *buf, MPI_Count count,
+                                umpi_dtype_t *dt);
+/* Reduce_scatter (counts[i] elements for member i) or its block form (counts NULL: count each). */
+int umpi_coll_inter_reduce_scatter_counts(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
+                                          const MPI_Count *counts, MPI_Count count);
+
 #endif

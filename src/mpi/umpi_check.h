@@ -206,4 +206,17 @@ static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, 
     return MPI_SUCCESS;
 }
 
+/* Lengths of array arguments the standard leaves open (bindings.def's len= directive): the
+ * numbers of in- and out-neighbours of a communicator's process topology (0 without one; the
+ * call then reports MPI_ERR_TOPOLOGY). Defined in src/coll/coll_neighbor.c. */
+int umpi_coll_degree(const umpi_comm_t *c, int out);
+static inline MPI_Count umpi_len_indegree(const umpi_comm_t *c)
+{
+    return umpi_coll_degree(c, 0);
+}
+static inline MPI_Count umpi_len_outdegree(const umpi_comm_t *c)
+{
+    return umpi_coll_degree(c, 1);
+}
+
 #endif /* UMPI_CHECK_H */
