@@ -15,3 +15,6 @@ libmpi_la_SOURCES += \
 	src/coll/algo/barrier_dissemination.c \
 	src/coll/algo/bcast_binomial.c \
 	src/coll/algo/allreduce_recursive_doubling.c
+
+# --- c4: the algorithm listing for umpi_info ---
+libmpi_la_SOURCES += src/coll/info.c

@@ -111,6 +111,15 @@ int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
 int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
 int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
 
+/*
+ * For umpi_info (exported, it is a separate program): algorithm i of collective kind `kind` (0 ..
+ * UMPI_COLL_NKINDS - 1) for intra- (inter = 0) or intercommunicators. Returns its one-line doc and
+ * sets *name, or returns NULL (and *name = NULL) past the kind's last algorithm; *kind_name is the
+ * kind's name ("allreduce"), NULL past the last kind.
+ */
+const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
+    __attribute__((visibility("default")));
+
 /* Link class between the members of v (SHM when all of them share a node). */
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
 extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
