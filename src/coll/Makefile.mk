@@ -42,3 +42,5 @@ libmpi_la_SOURCES += \
 	src/coll/algo/inter_allreduce.c \
 	src/coll/algo/inter_reduce_scatter.c \
 	src/coll/algo/inter_reduce_scatter_block.c
+# --- c4: the algorithm listing for umpi_info ---
+libmpi_la_SOURCES += src/coll/info.c

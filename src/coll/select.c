@@ -12,12 +12,15 @@
 
 #include <string.h>
 
-/* Measured 2026-11-22 on the 2-core CI-class VM (bench/NOTES.md, "cost model"): alpha from the
- * 8-byte ping-pong half round trip plus matching overhead, beta from 1 MiB bandwidth, gamma from
- * MPI_SUM on doubles. Network values: a typical 100 Gb/s InfiniBand link. */
+/* SHM: measured 2026-11-22 on the 2-core development VM by bench/coll_params (2 ranks, umpi, best
+ * of 15; bench/NOTES.md, "cost-model parameters"): alpha = 8-byte ping-pong half round trip
+ * (0.115 us), gamma = `inout[i] += in[i]` on doubles (29000 MB/s). beta is 1 MiB osu_bw of the
+ * issue-2 closing run (13500 MB/s): coll_params' 4 MiB ping-pong gave 1600 MB/s at load average
+ * 13 that day, a measurement of the load, not of the link; rerun coll_params on a quiet machine.
+ * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.25, .beta = 1.0 / 13000.0, .gamma = 1.0 / 6000.0},
-    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 6000.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.115, .beta = 1.0 / 13500.0, .gamma = 1.0 / 29000.0},
+    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
 };
 
 static double umpi__lg(int p)

@@ -135,6 +135,15 @@ void umpi_coll_comm_free(umpi_coll_comm_t *cc);
 /* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
 int umpi_coll_node_of(int world_rank);
 
+/*
+ * For umpi_info (exported, it is a separate program): algorithm i of collective kind `kind` (0 ..
+ * UMPI_COLL_NKINDS - 1) for intra- (inter = 0) or intercommunicators. Returns its one-line doc and
+ * sets *name, or returns NULL (and *name = NULL) past the kind's last algorithm; *kind_name is the
+ * kind's name ("allreduce"), NULL past the last kind.
+ */
+const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
+    __attribute__((visibility("default")));
+
 /* Link class between the members of v (SHM when all of them share a node). */
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
 extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
