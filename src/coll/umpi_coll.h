@@ -152,5 +152,23 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
 UMPI_COLL_ALGO(umpi_barrier_dissemination);
 UMPI_COLL_ALGO(umpi_bcast_binomial);
 UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
+/* part c1: gather, scatter, allgather, alltoall families (alltoallw runs the alltoallv builders) */
+UMPI_COLL_ALGO(umpi_gather_binomial);
+UMPI_COLL_ALGO(umpi_gather_linear);
+UMPI_COLL_ALGO(umpi_gatherv_linear);
+UMPI_COLL_ALGO(umpi_scatter_binomial);
+UMPI_COLL_ALGO(umpi_scatter_linear);
+UMPI_COLL_ALGO(umpi_scatterv_linear);
+UMPI_COLL_ALGO(umpi_allgather_ring);
+UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
+int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+UMPI_COLL_ALGO(umpi_allgather_bruck);
+UMPI_COLL_ALGO(umpi_allgatherv_ring);
+UMPI_COLL_ALGO(umpi_allgatherv_linear);
+UMPI_COLL_ALGO(umpi_alltoall_pairwise);
+UMPI_COLL_ALGO(umpi_alltoall_bruck);
+UMPI_COLL_ALGO(umpi_alltoall_linear);
+UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
+UMPI_COLL_ALGO(umpi_alltoallv_linear);
 
 #endif
