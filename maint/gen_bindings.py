@@ -147,6 +147,7 @@ class Param:
         self.large_only = j['large_only']
         self.func_type = j['func_type']
         self.desc = j['desc']
+        self.root_only = j.get('root_only', False)
 
     @property
     def is_array(self):
@@ -332,6 +333,11 @@ def entry_point(f, large, impl_sig):
     comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
                  and not p.is_array and p.name not in f.raw), None)
     first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
+    # Collectives' per-process arrays ('*' long, no length argument): one entry per process of
+    # the group the call addresses (the remote group of an intercommunicator)
+    peers = None
+    if first_length is None and comm is not None and 'eighbor' not in f.short:
+        peers = 'umpi_check_peers(%s_ptr)' % comm.name
 
     # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
     buf_of_dtype, bytes_buf = {}, {}
@@ -408,10 +414,10 @@ def entry_point(f, large, impl_sig):
         if p.is_array and n in f.nullok:
             continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
-            length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
+            length = p.length_name if p.length != '*' else (first_length.name if first_length else peers)
             if n in f.len and comm:
                 length = 'umpi_len_%s(%s_ptr)' % (f.len[n], comm.name)
-            elif length is None or length not in byname:
+            elif length is None or (length not in byname and length != peers):
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
                 b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
@@ -466,8 +472,14 @@ def entry_point(f, large, impl_sig):
             if p.name in f.len and comm:
                 length = 'umpi_len_%s(%s_ptr)' % (f.len[p.name], comm.name)
             else:
-                length = p.length if p.length != '*' else first_length.name
-            b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (p.name, length, tmp, c_str(p.name)))
+                length = p.length if p.length != '*' else (first_length.name if first_length else peers)
+            if length is None:
+                raise GenError('%s: array %s has no length parameter' % (cname, p.name))
+            src = p.name
+            if p.root_only and 'root' in byname and comm is not None:
+                # significant at the root only: elsewhere it may be anything, so it is not read
+                src = 'umpi_check_at_root(root, %s_ptr) ? %s : NULL' % (comm.name, p.name)
+            b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (src, length, tmp, c_str(p.name)))
             frees.append(tmp)
             args.append(tmp)
         elif p.is_ptr(large):

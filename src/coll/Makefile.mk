@@ -44,3 +44,23 @@ libmpi_la_SOURCES += \
 	src/coll/algo/inter_reduce_scatter_block.c
 # --- c4: the algorithm listing for umpi_info ---
 libmpi_la_SOURCES += src/coll/info.c
+# --- part c1: gather, scatter, allgather, alltoall families ---
+libmpi_la_SOURCES += \
+	src/coll/coll_c1.c \
+	src/coll/algo/c1_blocks.h \
+	src/coll/algo/gather_binomial.c \
+	src/coll/algo/gather_linear.c \
+	src/coll/algo/gatherv_linear.c \
+	src/coll/algo/scatter_binomial.c \
+	src/coll/algo/scatter_linear.c \
+	src/coll/algo/scatterv_linear.c \
+	src/coll/algo/allgather_ring.c \
+	src/coll/algo/allgather_recursive_doubling.c \
+	src/coll/algo/allgather_bruck.c \
+	src/coll/algo/allgatherv_ring.c \
+	src/coll/algo/allgatherv_linear.c \
+	src/coll/algo/alltoall_pairwise.c \
+	src/coll/algo/alltoall_bruck.c \
+	src/coll/algo/alltoall_linear.c \
+	src/coll/algo/alltoallv_pairwise.c \
+	src/coll/algo/alltoallv_linear.c

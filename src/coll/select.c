@@ -106,6 +106,52 @@ static double umpi__cost_neighbor_linear(const umpi_coll_cost_t *c, int p, doubl
     return c->alpha + n * c->beta;
 }
 
+/* part c1 (gather ... alltoall): n is the bytes of ONE process's block (see coll_c1.c) */
+static double umpi__cost_tree_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds; the root takes in the other p - 1 blocks */
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta;
+}
+
+static double umpi__cost_linear_rooted(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* the root handles p - 1 messages one after the other */
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_recursive_doubling_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta;
+}
+
+static double umpi__cost_bruck_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds moving p - 1 blocks in all, plus packing in and rotating out (2 p blocks) */
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta + 2 * p * n * c->beta;
+}
+
+static double umpi__cost_pairwise(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_linear_all(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* all 2 (p - 1) messages at once: start-ups overlap with transfers but congest */
+    return (p - 1) * (c->alpha + n * c->beta) + (p > 2 ? (p - 1) * n * c->beta : 0);
+}
+
+static double umpi__cost_bruck_alltoall(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds of about p/2 blocks, each block packed and unpacked in every round */
+    return umpi__lg(p) * (c->alpha + (p / 2.0) * n * 3 * c->beta) + 2 * p * n * c->beta;
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -156,6 +202,63 @@ UMPI__ONE("inter_leader", inter_reduce_scatter_block, umpi__cost_inter_reduce_bc
           "linear reduction to each leader, leaders swap, linear scatter in each group");
 UMPI__ONE("linear", neighbor_linear, umpi__cost_neighbor_linear,
           "every receive from an in-neighbour and send to an out-neighbour posted in one phase");
+/* part c1 */
+static const umpi_coll_algo_t umpi__gather[] = {
+    {"binomial", umpi_gather_binomial, NULL, umpi__cost_tree_gather,
+     "binomial tree to the root, subtrees' blocks packed: log2 p rounds"},
+    {"linear", umpi_gather_linear, NULL, umpi__cost_linear_rooted,
+     "every process sends to the root, which receives p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__gatherv[] = {
+    {"linear", umpi_gatherv_linear, NULL, umpi__cost_linear_rooted,
+     "every process sends to the root, which receives p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__scatter[] = {
+    {"binomial", umpi_scatter_binomial, NULL, umpi__cost_tree_gather,
+     "binomial tree from the root, subtrees' blocks packed: log2 p rounds"},
+    {"linear", umpi_scatter_linear, NULL, umpi__cost_linear_rooted,
+     "the root sends every process its block, p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__scatterv[] = {
+    {"linear", umpi_scatterv_linear, NULL, umpi__cost_linear_rooted,
+     "the root sends every process its block, p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__allgather[] = {
+    {"recursive_doubling", umpi_allgather_recursive_doubling, umpi_allgather_recursive_doubling_usable,
+     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)"},
+    {"bruck", umpi_allgather_bruck, NULL, umpi__cost_bruck_gather,
+     "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)"},
+    {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
+     "p - 1 rounds passing one block to the right neighbour"},
+};
+
+static const umpi_coll_algo_t umpi__allgatherv[] = {
+    {"ring", umpi_allgatherv_ring, NULL, umpi__cost_ring,
+     "p - 1 rounds passing one block to the right neighbour"},
+    {"linear", umpi_allgatherv_linear, NULL, umpi__cost_linear_all,
+     "every process sends its block to every other in one round"},
+};
+
+static const umpi_coll_algo_t umpi__alltoall[] = {
+    {"pairwise", umpi_alltoall_pairwise, NULL, umpi__cost_pairwise,
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+    {"bruck", umpi_alltoall_bruck, NULL, umpi__cost_bruck_alltoall,
+     "ceil(log2 p) rounds of about p/2 packed blocks (small messages)"},
+    {"linear", umpi_alltoall_linear, NULL, umpi__cost_linear_all,
+     "all p - 1 sends and receives posted in one round"},
+};
+
+/* alltoallw shares the alltoallv builders (they read the per-process datatypes when given) */
+static const umpi_coll_algo_t umpi__alltoallv[] = {
+    {"pairwise", umpi_alltoallv_pairwise, NULL, umpi__cost_pairwise,
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+    {"linear", umpi_alltoallv_linear, NULL, umpi__cost_linear_all,
+     "all p - 1 sends and receives posted in one round"},
+};
 
 #define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
 
@@ -163,9 +266,18 @@ static const struct {
     const umpi_coll_algo_t *algos;
     int n;
 } umpi__tables[UMPI_COLL_NKINDS][2] = {
-    [UMPI_COLL_BARRIER] = {UMPI__TABLE(umpi__barrier)},
-    [UMPI_COLL_BCAST] = {UMPI__TABLE(umpi__bcast)},
-    [UMPI_COLL_ALLREDUCE] = {UMPI__TABLE(umpi__allreduce)},
+    [UMPI_COLL_BARRIER][0] = UMPI__TABLE(umpi__barrier),
+    [UMPI_COLL_BCAST][0] = UMPI__TABLE(umpi__bcast),
+    [UMPI_COLL_ALLREDUCE][0] = UMPI__TABLE(umpi__allreduce),
+    [UMPI_COLL_GATHER][0] = UMPI__TABLE(umpi__gather),
+    [UMPI_COLL_GATHERV][0] = UMPI__TABLE(umpi__gatherv),
+    [UMPI_COLL_SCATTER][0] = UMPI__TABLE(umpi__scatter),
+    [UMPI_COLL_SCATTERV][0] = UMPI__TABLE(umpi__scatterv),
+    [UMPI_COLL_ALLGATHER][0] = UMPI__TABLE(umpi__allgather),
+    [UMPI_COLL_ALLGATHERV][0] = UMPI__TABLE(umpi__allgatherv),
+    [UMPI_COLL_ALLTOALL][0] = UMPI__TABLE(umpi__alltoall),
+    [UMPI_COLL_ALLTOALLV][0] = UMPI__TABLE(umpi__alltoallv),
+    [UMPI_COLL_ALLTOALLW][0] = UMPI__TABLE(umpi__alltoallv),
     /* -- part c3: intercommunicators ([kind][1]; no scan, exscan) and neighbourhood collectives -- */
     [UMPI_COLL_BARRIER][1] = UMPI__TABLE(umpi__inter_barrier),
     [UMPI_COLL_BCAST][1] = UMPI__TABLE(umpi__inter_bcast),

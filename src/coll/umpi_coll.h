@@ -230,4 +230,23 @@ int umpi_coll_inter_bcast_local(umpi_sched_t *s, const umpi_coll_view_t *lv, voi
 int umpi_coll_inter_reduce_scatter_counts(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
                                           const MPI_Count *counts, MPI_Count count);
 
+/* part c1: gather, scatter, allgather, alltoall families (alltoallw runs the alltoallv builders) */
+UMPI_COLL_ALGO(umpi_gather_binomial);
+UMPI_COLL_ALGO(umpi_gather_linear);
+UMPI_COLL_ALGO(umpi_gatherv_linear);
+UMPI_COLL_ALGO(umpi_scatter_binomial);
+UMPI_COLL_ALGO(umpi_scatter_linear);
+UMPI_COLL_ALGO(umpi_scatterv_linear);
+UMPI_COLL_ALGO(umpi_allgather_ring);
+UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
+int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+UMPI_COLL_ALGO(umpi_allgather_bruck);
+UMPI_COLL_ALGO(umpi_allgatherv_ring);
+UMPI_COLL_ALGO(umpi_allgatherv_linear);
+UMPI_COLL_ALGO(umpi_alltoall_pairwise);
+UMPI_COLL_ALGO(umpi_alltoall_bruck);
+UMPI_COLL_ALGO(umpi_alltoall_linear);
+UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
+UMPI_COLL_ALGO(umpi_alltoallv_linear);
+
 #endif

@@ -193,10 +193,27 @@ static inline int umpi_count_to_int(MPI_Count c)
 /* The generator passes MPI_Aint and MPI_Count arrays and pointers for each other. */
 _Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ in width");
 
+/* The entries of a collective's per-process array: one per process of the group it addresses. */
+static inline MPI_Count umpi_check_peers(const umpi_comm_t *comm)
+{
+    return comm->is_inter ? comm->remote_size : comm->size;
+}
+
+/* Whether this process is the root of a rooted collective (arguments significant at the root only). */
+static inline int umpi_check_at_root(int root, const umpi_comm_t *comm)
+{
+    return comm->is_inter ? root == MPI_ROOT : root == comm->rank;
+}
+
 /* An int array of the classic binding widened for the implementation's large-count signature
- * (the caller frees *out). */
+ * (the caller frees *out); a NULL array (allowed where the argument
+ * is not significant) widens to NULL. */
 static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, const char *arg)
 {
+    if (in == NULL) {
+        *out = NULL;
+        return MPI_SUCCESS;
+    }
     *out = malloc((size_t) (n > 0 ? n : 1) * sizeof(MPI_Count));
     if (*out == NULL)
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory widening argument '%s' (%ld entries)",
