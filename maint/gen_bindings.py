@@ -215,9 +215,10 @@ class Func:
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
+        self.local = set(directives.get('local', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
         names = {p.name for p in self.all_params}
-        for p in self.any | self.nullok | self.raw:
+        for p in self.any | self.nullok | self.raw | self.local:
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
@@ -242,7 +243,7 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw', 'variant') or \
+                if k not in ('anytime', 'any', 'impl', 'local', 'nullok', 'raw', 'variant') or \
                         (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
@@ -319,6 +320,22 @@ class Body:
                        '        goto fail;']
 
 
+def array_length(f, p, first_length, comm):
+    """C expression of an array parameter's length. An array of length '*' without a length
+    parameter has one entry per process of a group (the v collectives): the communicator's group,
+    on an intercommunicator the remote group unless the `local` directive names the array."""
+    if p.length != '*':
+        return p.length_name
+    if first_length:
+        return first_length.name
+    if comm is None:
+        return None
+    c = comm.name + '_ptr'
+    if p.name in f.local:
+        return '(%s->size)' % c
+    return '(%s->is_inter ? %s->remote_size : %s->size)' % (c, c, c)
+
+
 def entry_point(f, large, impl_sig):
     """C text of PMPI_X(_c) and its MPI_ alias."""
     cname = f.name + ('_c' if large else '')
@@ -367,7 +384,7 @@ def entry_point(f, large, impl_sig):
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
                 # only a datatype that describes a buffer must be committed (MPI 4.1 sec. 5.1.9)
                 b.check('umpi_check_dtype(%s, &%s_ptr, %d, %s)' % (n, n, n in buf_of_dtype, arg))
-                if n in buf_of_dtype:
+                if n in buf_of_dtype and buf_of_dtype[n][0].name not in f.nullok:
                     buf, cnt = buf_of_dtype[n]
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
@@ -405,8 +422,8 @@ def entry_point(f, large, impl_sig):
         if p.is_array and n in f.nullok:
             continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
-            length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
-            if length is None or length not in byname:
+            length = array_length(f, p, first_length, comm)
+            if length is None or (length not in byname and not length.startswith('(')):
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
                 b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
@@ -453,7 +470,7 @@ def entry_point(f, large, impl_sig):
             tmp = '%s_l' % p.name
             wide = 'MPI_Count' if 'MPI_Count' in idecl else 'MPI_Aint'
             b.decls.append('%s *%s = NULL;' % (wide, tmp))
-            length = p.length if p.length != '*' else first_length.name
+            length = array_length(f, p, first_length, comm)
             b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (p.name, length, tmp, c_str(p.name)))
             frees.append(tmp)
             args.append(tmp)

@@ -47,21 +47,152 @@ static double umpi__cost_recursive_doubling_reduce(const umpi_coll_cost_t *c, in
     return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
 }
 
+/* ---- cost formulas of part c2 (reductions, more broadcast and barrier algorithms) ------------------
+ * n: Reduce, Allreduce, Scan, Exscan: count * type size; Reduce_scatter(_block): the whole vector
+ * each member contributes (sum of recvcounts, or p * recvcount, times the type size); Bcast: the
+ * message; Barrier: 0. */
+
+/* a fold of a non-power-of-two size: one more exchange of the whole vector and its reduction */
+static double umpi__fold(const umpi_coll_cost_t *c, int p, double n, double gamma)
+{
+    return (p & (p - 1)) ? c->alpha + n * c->beta + n * gamma : 0;
+}
+
+static double umpi__cost_barrier_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return (umpi_coll_log2(p) + ((p & (p - 1)) ? 2 : 0)) * c->alpha;
+}
+
+static double umpi__cost_bcast_scatter_allgather(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (umpi__lg(p) + p - 1) * c->alpha + 2.0 * n * (p - 1) / p * c->beta;
+}
+
+static double umpi__cost_bcast_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg = n < 65536 ? n : 65536, nseg = n <= 65536 ? 1 : n / 65536;
+    return (p - 2 + nseg) * (c->alpha + seg * c->beta);
+}
+
+static double umpi__cost_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* halving + gather, then the result to a root that is not new rank 0 (counted always) */
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           c->alpha + n * c->beta;
+}
+
+static double umpi__cost_allreduce_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * (p - 1) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma;
+}
+
+static double umpi__cost_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           umpi__fold(c, p, n, 0);
+}
+
+static double umpi__cost_allreduce_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (2 * c->alpha + 2 * n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_rs_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma);
+}
+
+static double umpi__cost_rs_halving(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma) + umpi__fold(c, p, n, c->gamma) +
+           ((p & (p - 1)) ? c->alpha + n / p * c->beta : 0);
+}
+
+static double umpi__cost_rs_reduce_scatterv(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__cost_reduce_binomial(c, p, n) + (p - 1) * (c->alpha + n / p * c->beta);
+}
+
+static double umpi__cost_scan_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + 2 * n * c->gamma);
+}
+
+static double umpi__cost_scan_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
     {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
      "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
+    /* part c2 */
+    {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi__cost_barrier_rd,
+     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after"},
 };
 
 static const umpi_coll_algo_t umpi__bcast[] = {
     {"binomial", umpi_bcast_binomial, NULL, umpi__cost_binomial,
      "binomial tree from the root: log2 p rounds of the whole message"},
+    /* part c2 */
+    {"scatter_allgather", umpi_bcast_scatter_allgather, NULL, umpi__cost_bcast_scatter_allgather,
+     "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
+    {"pipeline", umpi_bcast_pipeline, NULL, umpi__cost_bcast_pipeline,
+     "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
 };
 
 static const umpi_coll_algo_t umpi__allreduce[] = {
     {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
      "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)"},
+    /* part c2 */
+    {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi__cost_allreduce_ring,
+     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops"},
+    {"rabenseifner", umpi_allreduce_rabenseifner, umpi_coll_commutative, umpi__cost_allreduce_rabenseifner,
+     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops"},
+    {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
+     "binomial reduce to member 0 in rank order, then binomial broadcast"},
+};
+
+static const umpi_coll_algo_t umpi__reduce[] = {
+    {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
+     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)"},
+    {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
+     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops"},
+};
+
+/* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
+static const umpi_coll_algo_t umpi__reduce_scatter[] = {
+    {"ring", umpi_reduce_scatter_ring, umpi_coll_commutative, umpi__cost_rs_ring,
+     "p - 1 ring steps, each passing one running block sum on: large vectors, commutative ops"},
+    {"recursive_halving", umpi_reduce_scatter_recursive_halving, umpi_coll_commutative, umpi__cost_rs_halving,
+     "log2 p rounds exchanging half of the remaining blocks: commutative ops"},
+    {"reduce_scatterv", umpi_reduce_scatter_reduce_scatterv, NULL, umpi__cost_rs_reduce_scatterv,
+     "binomial reduce to member 0 in rank order, then a send of each block: any op"},
+};
+
+static const umpi_coll_algo_t umpi__scan[] = {
+    {"recursive_doubling", umpi_scan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, folding lower ranks' data first: any op"},
+    {"linear", umpi_scan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member adds its data to its predecessor's result and passes it on"},
+};
+
+static const umpi_coll_algo_t umpi__exscan[] = {
+    {"recursive_doubling", umpi_exscan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, keeping only lower ranks' data in the result: any op"},
+    {"linear", umpi_exscan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member receives its result from its predecessor and passes on result op data"},
 };
 
 #define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
@@ -73,6 +204,11 @@ static const struct {
     [UMPI_COLL_BARRIER] = {UMPI__TABLE(umpi__barrier)},
     [UMPI_COLL_BCAST] = {UMPI__TABLE(umpi__bcast)},
     [UMPI_COLL_ALLREDUCE] = {UMPI__TABLE(umpi__allreduce)},
+    [UMPI_COLL_REDUCE] = {UMPI__TABLE(umpi__reduce)},
+    [UMPI_COLL_REDUCE_SCATTER] = {UMPI__TABLE(umpi__reduce_scatter)},
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK] = {UMPI__TABLE(umpi__reduce_scatter)},
+    [UMPI_COLL_SCAN] = {UMPI__TABLE(umpi__scan)},
+    [UMPI_COLL_EXSCAN] = {UMPI__TABLE(umpi__exscan)},
 };
 
 static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {
