@@ -54,6 +54,9 @@ static double ref(MPI_Op op, int lo, int hi, int i)
 
 /* Element access for the basic types of the table; a derived "type" is a vector of ints with a gap. */
 static int derived_mode;
+/* MPICH 4.0.2 crashes in an in-place MPI_Reduce at a root other than 0 with thousands of ints,
+ * and rejects a NULL recvbuf at Exscan's rank 0: those cases run on umpi only. */
+static int is_umpi;
 static MPI_Datatype vec_type; /* 2 ints every 3, resized to 3 ints: one element = 2 ints */
 
 static size_t esize(MPI_Datatype t)
@@ -157,6 +160,8 @@ static void test_reduce(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mod
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     for (int root = 0; root < size; root++) {
+        if (!is_umpi && in_place && root > 0 && n > 1000)
+            continue;
         void *in = make(t, op, n, rank, 0);
         void *out = make(t, op, n, rank == root && in_place ? rank : -1, 0);
         const void *sb = in_place && rank == root ? MPI_IN_PLACE : in;
@@ -260,8 +265,7 @@ static void run_case(MPI_Comm comm, MPI_Datatype t, MPI_Op op)
     }
 }
 
-/* Bad arguments come back as errors of the right class. */
-static void test_errors(void)
+static void test_error_classes(void)
 {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -287,13 +291,30 @@ static void test_errors(void)
     err = MPI_Reduce_scatter(x, y, counts, MPI_INT, MPI_SUM, comm);
     MPI_Error_class(err, &cls);
     MT_CHECK(cls == MPI_ERR_COUNT, "reduce_scatter recvcounts[%d] = -2: class %d", mt_size - 1, cls);
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(err, msg, &len);
+    MT_CHECK(strstr(msg, "recvcounts[") != NULL && strstr(msg, "-2") != NULL, "message: %s", msg);
     free(counts);
     if (mt_size > 1 && mt_rank == 1) {
         /* MPI_IN_PLACE is for the root only; fails locally before any message */
         err = MPI_Reduce(MPI_IN_PLACE, y, 4, MPI_INT, MPI_SUM, 0, comm);
         MPI_Error_class(err, &cls);
-        MT_CHECK(cls == MPI_ERR_BUFFER || cls == MPI_ERR_ARG, "reduce MPI_IN_PLACE at a non-root: class %d", cls);
+        MT_CHECK(cls == MPI_ERR_BUFFER, "reduce MPI_IN_PLACE at a non-root: class %d", cls);
     }
+    MPI_Comm_free(&comm);
+}
+
+/* Bad arguments come back as errors of the right class (checked on umpi only: MPICH 4.0.2
+ * crashes on an invalid root), arguments that are not significant are not looked at. */
+static void test_errors(void)
+{
+    if (is_umpi)
+        test_error_classes();
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int x[4], y[4], err;
     /* recvbuf matters at the root only: NULL elsewhere is fine */
     for (int i = 0; i < 4; i++)
         x[i] = mt_rank + i;
@@ -302,7 +323,7 @@ static void test_errors(void)
     if (mt_rank == 0)
         MT_CHECK(y[3] == mt_size * (mt_size - 1) / 2 + 3 * mt_size, "reduce: y[3]=%d", y[3]);
     /* Exscan's recvbuf at rank 0 is not significant either */
-    err = MPI_Exscan(x, mt_rank == 0 ? NULL : y, 4, MPI_INT, MPI_SUM, comm);
+    err = MPI_Exscan(x, mt_rank == 0 && is_umpi ? NULL : y, 4, MPI_INT, MPI_SUM, comm);
     MT_CHECK(err == MPI_SUCCESS, "exscan with NULL recvbuf at rank 0: error %d", err);
     if (mt_rank > 0)
         MT_CHECK(y[0] == mt_rank * (mt_rank - 1) / 2, "exscan: y[0]=%d", y[0]);
@@ -312,6 +333,10 @@ static void test_errors(void)
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    is_umpi = strstr(lib, "umpi") != NULL;
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, mt_rank % 2, -mt_rank, &half);
     for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
