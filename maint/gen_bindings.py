@@ -384,7 +384,10 @@ def entry_point(f, large, impl_sig):
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
                 # only a datatype that describes a buffer must be committed (MPI 4.1 sec. 5.1.9)
                 b.check('umpi_check_dtype(%s, &%s_ptr, %d, %s)' % (n, n, n in buf_of_dtype, arg))
-                if n in buf_of_dtype and buf_of_dtype[n][0].name not in f.nullok:
+                # a buffer with one count per process (v collectives) is checked by the
+                # implementation, which knows which entry is this process's
+                if n in buf_of_dtype and buf_of_dtype[n][0].name not in f.nullok \
+                        and not buf_of_dtype[n][1].is_array:
                     buf, cnt = buf_of_dtype[n]
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
