@@ -217,11 +217,12 @@ class Func:
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
+        self.local = set(directives.get('local', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
         # len=P:FN,...: array P ('*' in the standard) has umpi_len_FN(comm_ptr) entries
         self.len = dict(x.split(':', 1) for x in directives.get('len', '').split(',') if x)
         names = {p.name for p in self.all_params}
-        for p in self.any | self.nullok | self.raw | set(self.len):
+        for p in self.any | self.nullok | self.raw | self.local | set(self.len):
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
@@ -246,7 +247,7 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'len', 'nullok', 'raw', 'variant') or \
+                if k not in ('anytime', 'any', 'impl', 'len', 'local', 'nullok', 'raw', 'variant') or \
                         (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
@@ -323,6 +324,24 @@ class Body:
                        '        goto fail;']
 
 
+def array_length(f, p, first_length, comm):
+    """C expression of an array parameter's length. An array of length '*' without a length
+    parameter has one entry per process of a group (the v collectives): the communicator's group,
+    on an intercommunicator the remote group unless the `local` directive names the array."""
+    if p.name in f.len and comm is not None:
+        return 'umpi_len_%s(%s_ptr)' % (f.len[p.name], comm.name)
+    if p.length != '*':
+        return p.length_name
+    if first_length:
+        return first_length.name
+    if comm is None:
+        return None
+    c = comm.name + '_ptr'
+    if p.name in f.local:
+        return '(%s->size)' % c
+    return '(%s->is_inter ? %s->remote_size : %s->size)' % (c, c, c)
+
+
 def entry_point(f, large, impl_sig):
     """C text of PMPI_X(_c) and its MPI_ alias."""
     cname = f.name + ('_c' if large else '')
@@ -333,11 +352,6 @@ def entry_point(f, large, impl_sig):
     comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
                  and not p.is_array and p.name not in f.raw), None)
     first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
-    # Collectives' per-process arrays ('*' long, no length argument): one entry per process of
-    # the group the call addresses (the remote group of an intercommunicator)
-    peers = None
-    if first_length is None and comm is not None and 'eighbor' not in f.short:
-        peers = 'umpi_check_peers(%s_ptr)' % comm.name
 
     # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
     buf_of_dtype, bytes_buf = {}, {}
@@ -376,7 +390,10 @@ def entry_point(f, large, impl_sig):
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
                 # only a datatype that describes a buffer must be committed (MPI 4.1 sec. 5.1.9)
                 b.check('umpi_check_dtype(%s, &%s_ptr, %d, %s)' % (n, n, n in buf_of_dtype, arg))
-                if n in buf_of_dtype:
+                # a buffer with one count per process (v collectives) is checked by the
+                # implementation, which knows which entry is this process's
+                if n in buf_of_dtype and buf_of_dtype[n][0].name not in f.nullok \
+                        and not buf_of_dtype[n][1].is_array:
                     buf, cnt = buf_of_dtype[n]
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
@@ -414,10 +431,8 @@ def entry_point(f, large, impl_sig):
         if p.is_array and n in f.nullok:
             continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
-            length = p.length_name if p.length != '*' else (first_length.name if first_length else peers)
-            if n in f.len and comm:
-                length = 'umpi_len_%s(%s_ptr)' % (f.len[n], comm.name)
-            elif length is None or (length not in byname and length != peers):
+            length = array_length(f, p, first_length, comm)
+            if length is None or (length not in byname and not length.startswith(('(', 'umpi_len_'))):
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
                 b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
@@ -469,12 +484,7 @@ def entry_point(f, large, impl_sig):
             tmp = '%s_l' % p.name
             wide = 'MPI_Count' if 'MPI_Count' in idecl else 'MPI_Aint'
             b.decls.append('%s *%s = NULL;' % (wide, tmp))
-            if p.name in f.len and comm:
-                length = 'umpi_len_%s(%s_ptr)' % (f.len[p.name], comm.name)
-            else:
-                length = p.length if p.length != '*' else (first_length.name if first_length else peers)
-            if length is None:
-                raise GenError('%s: array %s has no length parameter' % (cname, p.name))
+            length = array_length(f, p, first_length, comm)
             src = p.name
             if p.root_only and 'root' in byname and comm is not None:
                 # significant at the root only: elsewhere it may be anything, so it is not read

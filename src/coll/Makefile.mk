@@ -64,3 +64,22 @@ libmpi_la_SOURCES += \
 	src/coll/algo/alltoall_linear.c \
 	src/coll/algo/alltoallv_pairwise.c \
 	src/coll/algo/alltoallv_linear.c
+# --- part c2: reductions, more broadcast and barrier algorithms ---
+libmpi_la_SOURCES += \
+	src/coll/coll_c2.c \
+	src/coll/algo/halving.c \
+	src/coll/algo/barrier_recursive_doubling.c \
+	src/coll/algo/bcast_scatter_allgather.c \
+	src/coll/algo/bcast_pipeline.c \
+	src/coll/algo/reduce_binomial.c \
+	src/coll/algo/reduce_rabenseifner.c \
+	src/coll/algo/allreduce_ring.c \
+	src/coll/algo/allreduce_rabenseifner.c \
+	src/coll/algo/allreduce_reduce_bcast.c \
+	src/coll/algo/reduce_scatter_ring.c \
+	src/coll/algo/reduce_scatter_recursive_halving.c \
+	src/coll/algo/reduce_scatter_reduce_scatterv.c \
+	src/coll/algo/scan_recursive_doubling.c \
+	src/coll/algo/scan_linear.c \
+	src/coll/algo/exscan_recursive_doubling.c \
+	src/coll/algo/exscan_linear.c

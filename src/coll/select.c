@@ -152,6 +152,91 @@ static double umpi__cost_bruck_alltoall(const umpi_coll_cost_t *c, int p, double
     return umpi__lg(p) * (c->alpha + (p / 2.0) * n * 3 * c->beta) + 2 * p * n * c->beta;
 }
 
+/* ---- cost formulas of part c2 (reductions, more broadcast and barrier algorithms) ------------------
+ * n: Reduce, Allreduce, Scan, Exscan: count * type size; Reduce_scatter(_block): the whole vector
+ * each member contributes (sum of recvcounts, or p * recvcount, times the type size); Bcast: the
+ * message; Barrier: 0. */
+
+/* a fold of a non-power-of-two size: one more exchange of the whole vector and its reduction */
+static double umpi__fold(const umpi_coll_cost_t *c, int p, double n, double gamma)
+{
+    return (p & (p - 1)) ? c->alpha + n * c->beta + n * gamma : 0;
+}
+
+static double umpi__cost_barrier_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return (umpi_coll_log2(p) + ((p & (p - 1)) ? 2 : 0)) * c->alpha;
+}
+
+static double umpi__cost_bcast_scatter_allgather(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (umpi__lg(p) + p - 1) * c->alpha + 2.0 * n * (p - 1) / p * c->beta;
+}
+
+static double umpi__cost_bcast_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg = n < 65536 ? n : 65536, nseg = n <= 65536 ? 1 : n / 65536;
+    return (p - 2 + nseg) * (c->alpha + seg * c->beta);
+}
+
+static double umpi__cost_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* halving + gather, then the result to a root that is not new rank 0 (counted always) */
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           c->alpha + n * c->beta;
+}
+
+static double umpi__cost_allreduce_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * (p - 1) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma;
+}
+
+static double umpi__cost_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           umpi__fold(c, p, n, 0);
+}
+
+static double umpi__cost_allreduce_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (2 * c->alpha + 2 * n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_rs_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma);
+}
+
+static double umpi__cost_rs_halving(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma) + umpi__fold(c, p, n, c->gamma) +
+           ((p & (p - 1)) ? c->alpha + n / p * c->beta : 0);
+}
+
+static double umpi__cost_rs_reduce_scatterv(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__cost_reduce_binomial(c, p, n) + (p - 1) * (c->alpha + n / p * c->beta);
+}
+
+static double umpi__cost_scan_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + 2 * n * c->gamma);
+}
+
+static double umpi__cost_scan_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -159,6 +244,9 @@ static const umpi_coll_algo_t umpi__barrier[] = {
      "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
     {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
      "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
+    /* part c2 */
+    {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi__cost_barrier_rd,
+     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after"},
 };
 
 static const umpi_coll_algo_t umpi__bcast[] = {
@@ -166,6 +254,11 @@ static const umpi_coll_algo_t umpi__bcast[] = {
      "binomial tree from the root: log2 p rounds of the whole message"},
     {"hier", umpi_bcast_hier, umpi_coll_hier_usable, umpi__cost_hier_bcast,
      "root to its node leader, binomial among node leaders, binomial inside each node"},
+    /* part c2 */
+    {"scatter_allgather", umpi_bcast_scatter_allgather, NULL, umpi__cost_bcast_scatter_allgather,
+     "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
+    {"pipeline", umpi_bcast_pipeline, NULL, umpi__cost_bcast_pipeline,
+     "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
 };
 
 static const umpi_coll_algo_t umpi__allreduce[] = {
@@ -173,6 +266,13 @@ static const umpi_coll_algo_t umpi__allreduce[] = {
      "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)"},
     {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
+    /* part c2 */
+    {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi__cost_allreduce_ring,
+     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops"},
+    {"rabenseifner", umpi_allreduce_rabenseifner, umpi_coll_commutative, umpi__cost_allreduce_rabenseifner,
+     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops"},
+    {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
+     "binomial reduce to member 0 in rank order, then binomial broadcast"},
 };
 
 /* -- part c3: one algorithm per kind on intercommunicators, one for neighbourhood collectives -- */
@@ -260,6 +360,37 @@ static const umpi_coll_algo_t umpi__alltoallv[] = {
      "all p - 1 sends and receives posted in one round"},
 };
 
+static const umpi_coll_algo_t umpi__reduce[] = {
+    {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
+     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)"},
+    {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
+     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops"},
+};
+
+/* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
+static const umpi_coll_algo_t umpi__reduce_scatter[] = {
+    {"ring", umpi_reduce_scatter_ring, umpi_coll_commutative, umpi__cost_rs_ring,
+     "p - 1 ring steps, each passing one running block sum on: large vectors, commutative ops"},
+    {"recursive_halving", umpi_reduce_scatter_recursive_halving, umpi_coll_commutative, umpi__cost_rs_halving,
+     "log2 p rounds exchanging half of the remaining blocks: commutative ops"},
+    {"reduce_scatterv", umpi_reduce_scatter_reduce_scatterv, NULL, umpi__cost_rs_reduce_scatterv,
+     "binomial reduce to member 0 in rank order, then a send of each block: any op"},
+};
+
+static const umpi_coll_algo_t umpi__scan[] = {
+    {"recursive_doubling", umpi_scan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, folding lower ranks' data first: any op"},
+    {"linear", umpi_scan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member adds its data to its predecessor's result and passes it on"},
+};
+
+static const umpi_coll_algo_t umpi__exscan[] = {
+    {"recursive_doubling", umpi_exscan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, keeping only lower ranks' data in the result: any op"},
+    {"linear", umpi_exscan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member receives its result from its predecessor and passes on result op data"},
+};
+
 #define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
 
 static const struct {
@@ -299,6 +430,11 @@ static const struct {
     [UMPI_COLL_NEIGHBOR_ALLTOALL][0] = UMPI__TABLE(umpi__neighbor_linear),
     [UMPI_COLL_NEIGHBOR_ALLTOALLV][0] = UMPI__TABLE(umpi__neighbor_linear),
     [UMPI_COLL_NEIGHBOR_ALLTOALLW][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_REDUCE][0] = UMPI__TABLE(umpi__reduce),
+    [UMPI_COLL_REDUCE_SCATTER][0] = UMPI__TABLE(umpi__reduce_scatter),
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK][0] = UMPI__TABLE(umpi__reduce_scatter),
+    [UMPI_COLL_SCAN][0] = UMPI__TABLE(umpi__scan),
+    [UMPI_COLL_EXSCAN][0] = UMPI__TABLE(umpi__exscan),
 };
 
 static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {

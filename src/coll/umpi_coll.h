@@ -249,4 +249,54 @@ UMPI_COLL_ALGO(umpi_alltoall_linear);
 UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
 UMPI_COLL_ALGO(umpi_alltoallv_linear);
 
+/* ---- reductions, more broadcast and barrier algorithms (issue 4, part c2) ---------------------- */
+UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
+UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
+UMPI_COLL_ALGO(umpi_bcast_pipeline);
+UMPI_COLL_ALGO(umpi_reduce_binomial);
+UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_allreduce_ring);
+UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
+UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
+UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
+UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
+UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_scan_linear);
+UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_exscan_linear);
+
+/* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
+static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
+{
+    return a->rcounts ? a->rcounts[i] : a->rcount;
+}
+/* usable() of the algorithms that combine data out of rank order. */
+int umpi_coll_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
+/*
+ * Rabenseifner's building blocks (algo/halving.c). With pof2 the largest power of two <= p and
+ * rem = p - pof2, members 2i and 2i+1 (i < rem) fold into new rank i (the odd one keeps going),
+ * member r >= 2 * rem becomes r - rem. The vector is cut into pof2 blocks by element displacements
+ * disp[0..pof2] (block i of new rank i).
+ */
+static inline int umpi_coll_fold_member(int newrank, int rem)
+{
+    return newrank < rem ? 2 * newrank + 1 : newrank + rem;
+}
+/* Recursive halving among the new ranks: afterwards block newrank of buf holds the reduction of
+ * every new rank's buf; tmp has room for half the vector. Commutative ops only. */
+int umpi_coll_halving(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, const MPI_Count *disp,
+                      int pof2, int rem, int newrank, umpi_dtype_t *dt, umpi_op_t *op);
+/* Recursive doubling allgather of those blocks among the new ranks. */
+int umpi_coll_doubling_allgather(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, const MPI_Count *disp,
+                                 int pof2, int rem, int newrank, umpi_dtype_t *dt);
+/* Fills disp[0..k] cutting n elements into k blocks as equal as can be. */
+void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n);
+/* Scratch for an algorithm's bookkeeping during the build (freed with the schedule). */
+static inline MPI_Count *umpi_coll_counts(umpi_sched_t *s, int k)
+{
+    return umpi_sched_buf(s, (size_t) k * sizeof(MPI_Count));
+}
+
 #endif
