@@ -6,6 +6,10 @@ benchdir = $(pkgdatadir)/bench
 dist_bench_DATA = bench/umpi_bench.h bench/osu_latency.c bench/osu_bw.c bench/osu_bibw.c \
 	bench/dtype_bench.h bench/dtype_vector.c bench/dtype_struct.c bench/dtype_pack.c \
 	bench/README.md
+# collective benchmarks (coll_bench.h) and the cost-model parameters (coll_params.c)
+dist_bench_DATA += bench/coll_bench.h bench/osu_allreduce.c bench/osu_bcast.c bench/osu_reduce.c \
+	bench/osu_allgather.c bench/osu_alltoall.c bench/osu_barrier.c bench/osu_iallreduce.c \
+	bench/coll_params.c
 dist_bench_SCRIPTS = bench/compare
 EXTRA_DIST += bench/NOTES.md
 

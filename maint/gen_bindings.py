@@ -147,6 +147,7 @@ class Param:
         self.large_only = j['large_only']
         self.func_type = j['func_type']
         self.desc = j['desc']
+        self.root_only = j.get('root_only', False)
 
     @property
     def is_array(self):
@@ -160,10 +161,11 @@ class Param:
     def c_type(self, large):
         """(type, suffix) of the C declaration: 'const int *', '' or 'MPI_Request ', '[]'."""
         const = 'const ' if self.const else ''
-        if self.kind == 'FUNCTION':
+        if self.kind in ('FUNCTION', 'POLYFUNCTION'):
             if not self.func_type:
                 raise GenError('FUNCTION parameter %s has no func_type' % self.name)
-            return self.func_type + ' *', ''
+            # POLYFUNCTION: the large-count variant takes the _c function type (MPI_Op_create_c)
+            return self.func_type + ('_c' if large and self.kind == 'POLYFUNCTION' else '') + ' *', ''
         if self.kind == 'ARGUMENT_LIST' and (self.dir == 'in' or self.pointer is False):
             return 'char *', '[]'                 # MPI_Info_create_env: argv itself, not &argv
         if self.kind == 'STRING' and self.pointer is False and self.length == '*':
@@ -215,9 +217,12 @@ class Func:
         self.any = set(directives.get('any', '').split(',')) - {''}
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
+        self.local = set(directives.get('local', '').split(',')) - {''}
         self.impl = directives.get('impl', self.short.lower())
+        # len=P:FN,...: array P ('*' in the standard) has umpi_len_FN(comm_ptr) entries
+        self.len = dict(x.split(':', 1) for x in directives.get('len', '').split(',') if x)
         names = {p.name for p in self.all_params}
-        for p in self.any | self.nullok | self.raw:
+        for p in self.any | self.nullok | self.raw | self.local | set(self.len):
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
@@ -242,7 +247,7 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'nullok', 'raw', 'variant') or \
+                if k not in ('anytime', 'any', 'impl', 'len', 'local', 'nullok', 'raw', 'variant') or \
                         (k in ('anytime', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
@@ -319,6 +324,24 @@ class Body:
                        '        goto fail;']
 
 
+def array_length(f, p, first_length, comm):
+    """C expression of an array parameter's length. An array of length '*' without a length
+    parameter has one entry per process of a group (the v collectives): the communicator's group,
+    on an intercommunicator the remote group unless the `local` directive names the array."""
+    if p.name in f.len and comm is not None:
+        return 'umpi_len_%s(%s_ptr)' % (f.len[p.name], comm.name)
+    if p.length != '*':
+        return p.length_name
+    if first_length:
+        return first_length.name
+    if comm is None:
+        return None
+    c = comm.name + '_ptr'
+    if p.name in f.local:
+        return '(%s->size)' % c
+    return '(%s->is_inter ? %s->remote_size : %s->size)' % (c, c, c)
+
+
 def entry_point(f, large, impl_sig):
     """C text of PMPI_X(_c) and its MPI_ alias."""
     cname = f.name + ('_c' if large else '')
@@ -367,7 +390,10 @@ def entry_point(f, large, impl_sig):
                 b.decls.append('umpi_dtype_t *%s_ptr;' % n)
                 # only a datatype that describes a buffer must be committed (MPI 4.1 sec. 5.1.9)
                 b.check('umpi_check_dtype(%s, &%s_ptr, %d, %s)' % (n, n, n in buf_of_dtype, arg))
-                if n in buf_of_dtype:
+                # a buffer with one count per process (v collectives) is checked by the
+                # implementation, which knows which entry is this process's
+                if n in buf_of_dtype and buf_of_dtype[n][0].name not in f.nullok \
+                        and not buf_of_dtype[n][1].is_array:
                     buf, cnt = buf_of_dtype[n]
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
@@ -405,8 +431,8 @@ def entry_point(f, large, impl_sig):
         if p.is_array and n in f.nullok:
             continue      # the implementation checks it: a sentinel, or a length it computes
         if p.is_array:
-            length = p.length_name if p.length != '*' else (first_length.name if first_length else None)
-            if length is None or length not in byname:
+            length = array_length(f, p, first_length, comm)
+            if length is None or (length not in byname and not length.startswith(('(', 'umpi_len_'))):
                 raise GenError('%s: array %s has no length parameter' % (cname, n))
             if n not in f.nullok:
                 b.check('umpi_check_array(%s, %s, %s)' % (n, length, arg))
@@ -437,6 +463,11 @@ def entry_point(f, large, impl_sig):
         mine = p.c_decl(large)
         if mine == idecl:
             args.append(p.name)
+        elif p.kind == 'POLYFUNCTION':
+            # the classic function type, cast to the _c one; the `variant` flag says which it is
+            if not f.variant:
+                raise GenError('%s: POLYFUNCTION %s needs the variant directive' % (cname, p.name))
+            args.append('(%s) %s' % (idecl[:-len(p.name)].strip(), p.name))
         elif same_width(mine, idecl):
             # MPI_Aint and MPI_Count are one C type in the MPICH ABI (umpi_check.h asserts it)
             t, suffix = p.c_type(True)
@@ -453,8 +484,12 @@ def entry_point(f, large, impl_sig):
             tmp = '%s_l' % p.name
             wide = 'MPI_Count' if 'MPI_Count' in idecl else 'MPI_Aint'
             b.decls.append('%s *%s = NULL;' % (wide, tmp))
-            length = p.length if p.length != '*' else first_length.name
-            b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (p.name, length, tmp, c_str(p.name)))
+            length = array_length(f, p, first_length, comm)
+            src = p.name
+            if p.root_only and 'root' in byname and comm is not None:
+                # significant at the root only: elsewhere it may be anything, so it is not read
+                src = 'umpi_check_at_root(root, %s_ptr) ? %s : NULL' % (comm.name, p.name)
+            b.widen.append('umpi_widen_array(%s, %s, &%s, %s)' % (src, length, tmp, c_str(p.name)))
             frees.append(tmp)
             args.append(tmp)
         elif p.is_ptr(large):
@@ -646,7 +681,7 @@ def error_classes(f):
             why.append('%s NULL or MPI_STATUS_IGNORE' % p.name)
         elif p.is_array and p.kind != 'BUFFER':
             why.append('%s NULL while not empty' % p.name)
-        elif (p.dir != 'in' or p.kind == 'STRING' or p.pointer) and \
+        elif (p.dir != 'in' or p.kind in ('STRING', 'POLYFUNCTION') or p.pointer) and \
                 p.kind not in NO_NULL_CHECK | {'FUNCTION'} and p.name not in f.nullok:
             why.append('%s NULL' % p.name)
     if why:

@@ -1,10 +1,10 @@
 /*
- * umpi_info: what this umpi is, how it was built, and every UMPI_* knob.
+ * umpi_info: what this umpi is, how it was built, every UMPI_* knob and the collective algorithms.
  *
  * It links libmpi but never calls MPI_Init: it must answer on a login node, in a broken
  * environment, or when MPI_Init itself is what fails. The knob rows come from the one table in
  * libmpi (src/core/umpi_knobs.def via umpi_knobs_table()), so this listing cannot drift from what
- * the library actually reads.
+ * the library actually reads; the same holds for the algorithm tables (umpi_coll_algo_describe).
  */
 #include "config.h"
 
@@ -17,6 +17,7 @@
 #include <pmix.h>
 #include <ucp/api/ucp.h>
 
+#include "coll/umpi_coll.h"
 #include "core/umpi_knobs.h"
 
 /* Width of the label column of the build/runtime sections. */
@@ -30,8 +31,11 @@ static void umpi__usage(FILE *out)
             "Usage: umpi_info [option]\n"
             "Shows the umpi version, its build configuration and run-time libraries.\n"
             "\n"
-            "  -a, --all      also list every UMPI_* knob: type, default, current value, doc\n"
+            "  -a, --all      also list every UMPI_* knob (type, default, current value, doc)\n"
+            "                 and the collective algorithms\n"
             "  -k, --knobs    list only the knobs\n"
+            "  -c, --coll     list only the collective algorithms of each collective, for intra-\n"
+            "                 and intercommunicators\n"
             "  -V, --version  print only the version\n"
             "  -h, --help     this text\n"
             "\n"
@@ -147,9 +151,52 @@ static void umpi__print_knobs(void)
     }
 }
 
+/* One communicator class of one kind: its algorithms, each with its doc under it. */
+static void umpi__print_algos(int kind, int inter)
+{
+    const char *kname, *name, *doc;
+
+    printf("    %s:", inter ? "intercommunicators" : "intracommunicators");
+    if (umpi_coll_algo_describe(kind, inter, 0, &kname, &name) == NULL) {
+        printf(" none yet\n");
+        return;
+    }
+    printf("\n");
+    for (int i = 0; (doc = umpi_coll_algo_describe(kind, inter, i, &kname, &name)) != NULL; i++) {
+        printf("      %s\n", name);
+        umpi__print_wrapped(doc, 10);
+    }
+}
+
+static void umpi__print_coll(void)
+{
+    const char *kname, *name;
+    char none[1024] = "";
+    size_t used = 0;
+
+    printf("Collective algorithms (UMPI_<COLL>_ALGORITHM=<name> forces one; by default the cost model\n"
+           "chooses per call, UMPI_DEBUG=1 prints the choice)\n");
+    for (int kind = 0; umpi_coll_algo_describe(kind, 0, 0, &kname, &name), kname != NULL; kind++) {
+        const char *inter_name;
+        umpi_coll_algo_describe(kind, 1, 0, &kname, &inter_name);
+        if (name == NULL && inter_name == NULL) {
+            used += (size_t)snprintf(none + used, used < sizeof(none) ? sizeof(none) - used : 0, "%s%s",
+                                     used ? ", " : "", kname);
+            continue;
+        }
+        printf("  %s\n", kname);
+        umpi__print_algos(kind, 0);
+        umpi__print_algos(kind, 1);
+    }
+    if (used > 0) {
+        printf("  not implemented yet:\n");
+        umpi__print_wrapped(none, 4);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int show_build = 1, show_knobs = 0;
+    int show_build = 1, show_knobs = 0, show_coll = 0;
 
     if (argc > 2) {
         umpi__usage(stderr);
@@ -160,6 +207,10 @@ int main(int argc, char **argv)
 
         if (strcmp(a, "-a") == 0 || strcmp(a, "--all") == 0) {
             show_knobs = 1;
+            show_coll = 1;
+        } else if (strcmp(a, "-c") == 0 || strcmp(a, "--coll") == 0) {
+            show_build = 0;
+            show_coll = 1;
         } else if (strcmp(a, "-k") == 0 || strcmp(a, "--knobs") == 0) {
             show_build = 0;
             show_knobs = 1;
@@ -182,5 +233,9 @@ int main(int argc, char **argv)
         printf("\n");
     if (show_knobs)
         umpi__print_knobs();
+    if (show_coll && (show_build || show_knobs))
+        printf("\n");
+    if (show_coll)
+        umpi__print_coll();
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -3,6 +3,7 @@
  * agreement, and the local queries (compare, names, intercommunicator queries). Constructors are
  * in comm_create.c (intracommunicators) and intercomm.c.
  */
+#include "coll/umpi_coll.h"
 #include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
 #include "core/umpi_topo.h"
@@ -111,6 +112,7 @@ void umpi_comm_release_slow(umpi_comm_t *c)
     if (eh != NULL)
         umpi_errhandler_release(eh);
     umpi_topo_free(c->topo);
+    umpi_coll_comm_free(c->coll);
     umpi_ht_remove(&umpi_comm_table, UMPI_HANDLE_INDEX(c->handle));
     free(c);
 }

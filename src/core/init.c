@@ -6,6 +6,7 @@
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
+#include "coll/umpi_sched.h"
 #include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
@@ -102,6 +103,7 @@ int umpi_impl_finalize(void)
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_ucx_finalize();
+    umpi_sched_finalize();
     umpi_request_pool_finalize();
     umpi_status_t st2 = umpi_pmi_finalize();
     umpi_objects_finalize();

@@ -169,6 +169,8 @@ typedef struct umpi_comm {
     struct umpi_topo *topo;   /* process topology (umpi_topo.h); NULL: none */
     unsigned hints;           /* info hints in force, bits of UMPI_COMM_HINT_* (comm_info.c) */
     unsigned idup_seq;        /* MPI_Comm_idup calls on this communicator so far (its internal tags) */
+    uint32_t coll_seq;        /* collectives called so far: the tag of the next one (coll/umpi_sched.h) */
+    struct umpi_coll_comm *coll; /* collective state made on first use (coll/umpi_coll.h); NULL until then */
 } umpi_comm_t;
 
 extern struct umpi_handle_table umpi_comm_table;
@@ -373,13 +375,7 @@ int umpi_info_hint(MPI_Info info, const char *key, char *buf, size_t size);
 /* Fills MPI_INFO_ENV; called once MPI_Init knows the job (init.c). */
 void umpi_info_env_setup(void);
 
-/* ---- ops (predefined only until the collectives issue) ---------------------------------------- */
-
-static inline int umpi_op_valid(MPI_Op op)
-{
-    return UMPI_HANDLE_OBJ(op) == UMPI_OBJ_OP && UMPI_HANDLE_KIND(op) == UMPI_KIND_BUILTIN &&
-           UMPI_HANDLE_INDEX(op) >= 1 && UMPI_HANDLE_INDEX(op) <= 0xe;
-}
+/* Ops: src/coll/umpi_op.h (umpi_op_get, umpi_op_check, umpi_op_apply). */
 
 /* ---- life cycle ------------------------------------------------------------------------------ */
 

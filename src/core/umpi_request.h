@@ -19,6 +19,7 @@ typedef enum {
     UMPI_REQ_DONE,      /* complete at creation: MPI_PROC_NULL peers, Ibsend (data copied) */
     UMPI_REQ_MESSAGE,   /* a message matched by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
     UMPI_REQ_IDUP,      /* MPI_Comm_idup: completed by the agreement's progress hook (comm_idup.c) */
+    UMPI_REQ_COLL,      /* a nonblocking or persistent collective: its schedule runs in progress */
 } umpi_req_kind_t;
 
 /* Send modes, also the persistent send's kind. */
@@ -36,7 +37,7 @@ typedef struct umpi_request {
     uint8_t active;        /* persistent: started and not yet completed by a Wait/Test */
     uint8_t user_freed;    /* MPI_Request_free while in flight: return to the pool at completion */
     volatile int done;     /* set when the operation completed (UCX callback or immediately) */
-    int error;             /* MPI error code of the completion (MPI_SUCCESS, truncation, ...) */
+    int error;             /* MPI error code of the completion (collectives: the schedule's first error) */
     int net_status;        /* the netmod's completion status (ucs_status_t), turned into error at Wait */
     uint8_t slow_done;     /* completion needs work beyond the flag: unpack, bsend segment, freed */
     void *ucx_req;         /* UCX request in flight (for cancel), NULL otherwise */
@@ -55,6 +56,7 @@ typedef struct umpi_request {
     void *tmp;             /* the UCX iov list of a non-contiguous datatype (pt2pt/p2p_dtype.c) */
     size_t tmp_len;
     void *bsend_seg;       /* the attached-buffer segment of a buffered send */
+    struct umpi_sched *sched; /* UMPI_REQ_COLL: the collective's schedule (coll/umpi_sched.h) */
 
     struct umpi_request *next_free;
 } umpi_request_t;
@@ -118,7 +120,7 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
     umpi_request_pool.in_use++;
     /* Field by field rather than memset: a memset of the whole object costs more than the
      * receive it serves (measured: 13% of a receiver's time at 8-byte message rate).
-     * tmp and bsend_seg are NULL already: release and the completion path clear them. */
+     * tmp, bsend_seg and sched are NULL already: release and the completion path clear them. */
     r->kind = (uint8_t) kind;
     r->persistent = 0;
     r->active = 0;
@@ -146,6 +148,7 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
 }
 
 void umpi_request_free_tmp(umpi_request_t *r);
+void umpi_sched_free(struct umpi_sched *s);
 
 /* Back to the pool; the handle stops naming a request (kind 0). */
 static inline void umpi_request_release(umpi_request_t *r)
@@ -154,6 +157,10 @@ static inline void umpi_request_release(umpi_request_t *r)
         umpi_request_free_tmp(r);
     if (r->dt != NULL)
         umpi_dtype_release(r->dt); /* the reference the operation held (derived types only) */
+    if (umpi_unlikely(r->sched != NULL)) {
+        umpi_sched_free(r->sched);
+        r->sched = NULL;
+    }
     r->bsend_seg = NULL;
     r->kind = 0;
     umpi_comm_release(r->comm);

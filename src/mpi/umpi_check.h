@@ -15,6 +15,7 @@
 #include "core/umpi.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
+#include "coll/umpi_op.h"
 
 /* Largest tag a user may send: the tag field of the UCX tag layout decides it (defined in core). */
 extern const int umpi_tag_ub;
@@ -59,11 +60,18 @@ static inline int umpi_check_rank(int rank, const umpi_comm_t *comm, int allow_a
                            comm->is_inter ? "remote group" : "communicator", comm->remote_size);
 }
 
-/* The root of a collective (intercommunicator roots MPI_ROOT/MPI_PROC_NULL come with them). */
+/* The root of a collective: a rank of an intracommunicator; for an intercommunicator MPI_ROOT (the
+ * root's side), MPI_PROC_NULL (the root's group, other than the root) or a rank of the remote group. */
 static inline int umpi_check_root(int root, const umpi_comm_t *comm, const char *arg)
 {
-    if (umpi_likely((unsigned) root < (unsigned) comm->size))
+    if (umpi_likely(!comm->is_inter && (unsigned) root < (unsigned) comm->size))
         return MPI_SUCCESS;
+    if (comm->is_inter && ((unsigned) root < (unsigned) comm->remote_size || root == MPI_ROOT ||
+                           root == MPI_PROC_NULL))
+        return MPI_SUCCESS;
+    if (comm->is_inter)
+        return umpi_err_create(MPI_ERR_ROOT, "invalid root %d in argument '%s' (remote group size %d; or "
+                               "MPI_ROOT, MPI_PROC_NULL)", root, arg, comm->remote_size);
     return umpi_err_create(MPI_ERR_ROOT, "invalid root %d in argument '%s' (communicator size %d)",
                            root, arg, comm->size);
 }
@@ -152,7 +160,7 @@ static inline int umpi_check_errhandler(MPI_Errhandler eh, const char *arg)
 
 static inline int umpi_check_op(MPI_Op op, const char *arg)
 {
-    if (umpi_likely(umpi_op_valid(op)))
+    if (umpi_likely(umpi_op_get(op) != NULL))
         return MPI_SUCCESS;
     if (op == MPI_OP_NULL)
         return umpi_err_create(MPI_ERR_OP, "MPI_OP_NULL in argument '%s'", arg);
@@ -185,10 +193,27 @@ static inline int umpi_count_to_int(MPI_Count c)
 /* The generator passes MPI_Aint and MPI_Count arrays and pointers for each other. */
 _Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ in width");
 
+/* The entries of a collective's per-process array: one per process of the group it addresses. */
+static inline MPI_Count umpi_check_peers(const umpi_comm_t *comm)
+{
+    return comm->is_inter ? comm->remote_size : comm->size;
+}
+
+/* Whether this process is the root of a rooted collective (arguments significant at the root only). */
+static inline int umpi_check_at_root(int root, const umpi_comm_t *comm)
+{
+    return comm->is_inter ? root == MPI_ROOT : root == comm->rank;
+}
+
 /* An int array of the classic binding widened for the implementation's large-count signature
- * (the caller frees *out). */
+ * (the caller frees *out); a NULL array (allowed where the argument
+ * is not significant) widens to NULL. */
 static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, const char *arg)
 {
+    if (in == NULL) {
+        *out = NULL;
+        return MPI_SUCCESS;
+    }
     *out = malloc((size_t) (n > 0 ? n : 1) * sizeof(MPI_Count));
     if (*out == NULL)
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory widening argument '%s' (%ld entries)",
@@ -196,6 +221,19 @@ static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, 
     for (MPI_Count i = 0; i < n; i++)
         (*out)[i] = in[i];
     return MPI_SUCCESS;
+}
+
+/* Lengths of array arguments the standard leaves open (bindings.def's len= directive): the
+ * numbers of in- and out-neighbours of a communicator's process topology (0 without one; the
+ * call then reports MPI_ERR_TOPOLOGY). Defined in src/coll/coll_neighbor.c. */
+int umpi_coll_degree(const umpi_comm_t *c, int out);
+static inline MPI_Count umpi_len_indegree(const umpi_comm_t *c)
+{
+    return umpi_coll_degree(c, 0);
+}
+static inline MPI_Count umpi_len_outdegree(const umpi_comm_t *c)
+{
+    return umpi_coll_degree(c, 1);
 }
 
 #endif /* UMPI_CHECK_H */

@@ -1,5 +1,6 @@
 /* Persistent requests: MPI_Send_init and friends, MPI_Recv_init, MPI_Start, MPI_Startall. */
 #include "pt2pt/umpi_p2p.h"
+#include "coll/umpi_sched.h"
 
 /* An inactive persistent request holding the operation's arguments. */
 static int umpi__persistent_new(umpi_req_kind_t kind, const void *buf, MPI_Count count, umpi_dtype_t *dt, int peer,
@@ -80,7 +81,9 @@ static int umpi__start(MPI_Request h, int index)
     r->status.count_lo = 0;
     r->status.count_hi_and_cancelled = 0;
     r->slow_done = 0;
-    if (r->kind == UMPI_REQ_RECV)
+    if (r->kind == UMPI_REQ_COLL)
+        err = umpi_sched_start_request(r);
+    else if (r->kind == UMPI_REQ_RECV)
         err = umpi_p2p_irecv_start(r);
     else if (r->mode == UMPI_SEND_BUFFERED) {
         err = umpi_p2p_bsend(r->buf, r->count, r->dt, r->peer, r->tag, r->comm);

@@ -25,15 +25,15 @@ static int umpi__completion_error_slow(umpi_request_t *r);
 
 static inline int umpi__completion_error(umpi_request_t *r)
 {
-    if (umpi_likely(r->net_status == UCS_OK))
+    if (umpi_likely(r->net_status == UCS_OK && r->error == MPI_SUCCESS))
         return MPI_SUCCESS;
     return umpi__completion_error_slow(r);
 }
 
 static int umpi__completion_error_slow(umpi_request_t *r)
 {
-    if (r->kind == UMPI_REQ_IDUP)
-        return r->error; /* an MPI error code made when the agreement failed */
+    if (r->error != MPI_SUCCESS || r->kind == UMPI_REQ_IDUP)
+        return r->error; /* a collective's, or an idup's failed agreement */
     switch (r->net_status) {
     case UCS_OK:
     case UCS_ERR_CANCELED:
@@ -404,6 +404,11 @@ int umpi_impl_cancel(MPI_Request *request)
         goto out;
     if (umpi_p2p_request_inactive(r)) {
         err = umpi_err_create(MPI_ERR_REQUEST, "request 0x%x is an inactive persistent request",
+                              (unsigned) *request);
+        goto out;
+    }
+    if (r->kind == UMPI_REQ_COLL) {
+        err = umpi_err_create(MPI_ERR_REQUEST, "request 0x%x is a collective operation, which cannot be cancelled",
                               (unsigned) *request);
         goto out;
     }

@@ -62,3 +62,10 @@ test_unit_test_tags_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) $(UCX_CFLAGS)
 check_PROGRAMS += test/unit/test_context
 test_unit_test_context_SOURCES = test/unit/test_context.c src/core/context.c
 test_unit_test_context_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+
+# reduction operations: kernels, checks and apply (issue 4)
+check_PROGRAMS += test/unit/test_op
+test_unit_test_op_SOURCES = test/unit/test_op.c src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
+	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_op_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)

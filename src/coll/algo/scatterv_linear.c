@@ -1,0 +1,20 @@
+/*
+ * Scatterv, linear: the root posts p - 1 sends at once, each from its displacement with its own
+ * count; the others receive theirs. One round.
+ */
+#include "c1_blocks.h"
+
+UMPI_COLL_ALGO(umpi_scatterv_linear)
+{
+    int p = v->size, root = a->root;
+    if (v->rank != root)
+        return umpi_sched_recv(s, v, root, a->rbuf, a->rcount, a->rdt);
+    for (int i = 0; i < p; i++) {
+        const void *src = umpi_coll_at(a->sbuf, a->sdispls[i], a->sdt);
+        if (i != root)
+            UMPI_COLL_TRY(umpi_sched_send(s, v, i, src, a->scounts[i], a->sdt));
+        else if (a->rbuf != MPI_IN_PLACE)
+            UMPI_COLL_TRY(umpi_sched_copy(s, src, a->scounts[i], a->sdt, a->rbuf, a->rcount, a->rdt));
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,197 @@
+/*
+ * The reduction collectives (Reduce, Reduce_scatter, Reduce_scatter_block, Scan, Exscan) in
+ * their blocking, nonblocking and persistent forms, on intracommunicators. As in coll.c: one
+ * function per collective fills umpi_coll_args_t, checks what the generated binding cannot
+ * (the op against the datatype, aliased buffers, arguments that matter at some processes only,
+ * per-process counts) and hands it to umpi_coll_run in the mode of the entry point.
+ */
+#include "coll/umpi_coll.h"
+#include "mpi/gen/umpi_impl.h"
+#include "mpi/umpi_check.h"
+
+/* The reduction arguments every one of these takes. */
+static int umpi__reduction_args(umpi_coll_args_t *a, MPI_Op op, umpi_dtype_t *dt, MPI_Count count)
+{
+    a->sdt = a->rdt = dt;
+    a->bytes = (size_t) (count * dt->size);
+    int err = umpi_coll_op_arg(op, dt, &a->op);
+    if (err == MPI_SUCCESS)
+        err = umpi_coll_aliased(a->sbuf, a->rbuf, count);
+    return err;
+}
+
+static int umpi__no_in_place(const void *sendbuf, const char *where)
+{
+    if (umpi_unlikely(sendbuf == MPI_IN_PLACE))
+        return umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument 'sendbuf' %s", where);
+    return MPI_SUCCESS;
+}
+
+/* ---- reduce ------------------------------------------------------------------------------------ */
+
+static int umpi__reduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op, int root,
+                        umpi_comm_t *comm, int mode, MPI_Request *request)
+{
+    umpi_coll_args_t a = {.kind = UMPI_COLL_REDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
+                          .scount = count, .rcount = count, .root = root};
+    int is_root = !comm->is_inter && comm->rank == root;
+    int err = MPI_SUCCESS;
+    if (!is_root) {
+        a.rbuf = NULL; /* not significant here */
+        if (!comm->is_inter)
+            err = umpi__no_in_place(sendbuf, "at a process other than the root");
+    } else {
+        err = umpi_check_buffer(recvbuf, count, dt, "recvbuf");
+    }
+    if (err == MPI_SUCCESS)
+        err = umpi__reduction_args(&a, op, dt, count);
+    if (err != MPI_SUCCESS)
+        return err;
+    return umpi_coll_run(&a, mode, request);
+}
+
+int umpi_impl_reduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Op op,
+                     int root, umpi_comm_t *comm_ptr)
+{
+    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_BLOCKING, NULL);
+}
+
+int umpi_impl_ireduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Op op,
+                      int root, umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_NONBLOCKING, request);
+}
+
+int umpi_impl_reduce_init(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr,
+                          MPI_Op op, int root, umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
+{
+    (void) info;
+    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_PERSISTENT, request);
+}
+
+/* ---- reduce_scatter and reduce_scatter_block ------------------------------------------------------ */
+
+/* recvcounts: one per process (Reduce_scatter), or NULL and recvcount for each (_block). */
+static int umpi__reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts, MPI_Count recvcount,
+                                umpi_dtype_t *dt, MPI_Op op, umpi_comm_t *comm, int mode, MPI_Request *request)
+{
+    umpi_coll_args_t a = {.kind = recvcounts ? UMPI_COLL_REDUCE_SCATTER : UMPI_COLL_REDUCE_SCATTER_BLOCK,
+                          .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts,
+                          .rcount = recvcount};
+    MPI_Count total = 0;
+    int err = MPI_SUCCESS;
+    for (int i = 0; i < comm->size; i++) {
+        MPI_Count c = umpi_coll_rs_count(&a, i);
+        if (umpi_unlikely(c < 0))
+            return umpi_err_create(MPI_ERR_COUNT, "negative count %lld in argument 'recvcounts[%d]'", (long long) c,
+                                   i);
+        total += c;
+    }
+    a.scount = total;
+    if (recvcounts) {
+        a.rcount = recvcounts[comm->rank];
+        err = umpi_check_buffer(recvbuf, a.rcount, dt, "recvbuf");
+    }
+    if (err == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        err = umpi_check_buffer(sendbuf, total, dt, "sendbuf");
+    if (err == MPI_SUCCESS)
+        err = umpi__reduction_args(&a, op, dt, total);
+    if (err != MPI_SUCCESS)
+        return err;
+    return umpi_coll_run(&a, mode, request);
+}
+
+int umpi_impl_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                             umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr)
+{
+    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,
+                                NULL);
+}
+
+int umpi_impl_ireduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Request *request)
+{
+    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_NONBLOCKING,
+                                request);
+}
+
+int umpi_impl_reduce_scatter_init(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                  umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Info info,
+                                  MPI_Request *request)
+{
+    (void) info;
+    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_PERSISTENT,
+                                request);
+}
+
+int umpi_impl_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                   umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr)
+{
+    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,
+                                NULL);
+}
+
+int umpi_impl_ireduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr,
+                                    MPI_Request *request)
+{
+    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr,
+                                UMPI_COLL_NONBLOCKING, request);
+}
+
+int umpi_impl_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                        umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr,
+                                        MPI_Info info, MPI_Request *request)
+{
+    (void) info;
+    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr,
+                                UMPI_COLL_PERSISTENT, request);
+}
+
+/* ---- scan and exscan ------------------------------------------------------------------------------ */
+
+static int umpi__scan(umpi_coll_kind_t kind, const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt,
+                      MPI_Op op, umpi_comm_t *comm, int mode, MPI_Request *request)
+{
+    umpi_coll_args_t a = {.kind = kind, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count,
+                          .rcount = count};
+    int err = MPI_SUCCESS;
+    /* Exscan's recvbuf at rank 0 is undefined: anything goes there */
+    if (kind == UMPI_COLL_SCAN || comm->rank > 0)
+        err = umpi_check_buffer(recvbuf, count, dt, "recvbuf");
+    if (err == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
+        err = umpi_check_buffer(sendbuf, count, dt, "sendbuf");
+    if (err == MPI_SUCCESS)
+        err = umpi__reduction_args(&a, op, dt, count);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (comm->is_inter)
+        return umpi_err_create(MPI_ERR_COMM, "MPI_%s is not defined on an intercommunicator",
+                               kind == UMPI_COLL_SCAN ? "Scan" : "Exscan");
+    return umpi_coll_run(&a, mode, request);
+}
+
+#define UMPI__SCAN_ENTRIES(name, KIND)                                                                     \
+    int umpi_impl_##name(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr,  \
+                         MPI_Op op, umpi_comm_t *comm_ptr)                                                 \
+    {                                                                                                      \
+        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,   \
+                          NULL);                                                                           \
+    }                                                                                                      \
+    int umpi_impl_i##name(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, \
+                          MPI_Op op, umpi_comm_t *comm_ptr, MPI_Request *request)                          \
+    {                                                                                                      \
+        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr,                       \
+                          UMPI_COLL_NONBLOCKING, request);                                                 \
+    }                                                                                                      \
+    int umpi_impl_##name##_init(const void *sendbuf, void *recvbuf, MPI_Count count,                       \
+                                umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Info info, \
+                                MPI_Request *request)                                                      \
+    {                                                                                                      \
+        (void) info;                                                                                       \
+        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr,                       \
+                          UMPI_COLL_PERSISTENT, request);                                                  \
+    }
+
+UMPI__SCAN_ENTRIES(scan, UMPI_COLL_SCAN)
+UMPI__SCAN_ENTRIES(exscan, UMPI_COLL_EXSCAN)

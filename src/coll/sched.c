@@ -1,0 +1,529 @@
+/* Collective schedules (umpi_sched.h): building, running on the progress engine, requests. */
+#include "coll/umpi_sched.h"
+#include "core/umpi_err.h"
+#include "core/umpi_progress.h"
+#include "pt2pt/umpi_p2p.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { STEP_SEND = 1, STEP_RECV, STEP_REDUCE, STEP_COPY, STEP_FENCE } umpi_step_kind_t;
+
+typedef struct umpi_step {
+    uint8_t kind;
+    int world;              /* send: destination world rank */
+    int src;                /* send: my source id; receive: the peer's */
+    uint32_t tag_bits;
+    const void *in;         /* send, reduce, copy: data read */
+    void *out;              /* receive, reduce, copy: data written */
+    MPI_Count count, rcount;
+    umpi_dtype_t *dt, *rdt;
+    umpi_op_t *op;
+    umpi_request_t *req;    /* a posted send or receive until it completed */
+} umpi_step_t;
+
+typedef struct umpi_scratch {
+    struct umpi_scratch *next;
+    size_t size;
+    max_align_t data[];
+} umpi_scratch_t;
+
+struct umpi_sched {
+    umpi_comm_t *comm;
+    uint32_t tag;           /* the collective's sequence number (UMPI_COLL_SEQ_MASK) */
+    umpi_step_t *steps;
+    int nsteps, cap;
+    int pos;                /* the next step to start */
+    int phase_begin;        /* the running phase: steps [phase_begin, pos) */
+    int pending;            /* its sends and receives not yet complete */
+    int error;              /* first error (MPI code); no new phase starts after one */
+    int done;
+    umpi_scratch_t *scratch;
+    umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
+    umpi_request_t *req;    /* nonblocking / persistent: the user's request */
+    struct umpi_sched *next_active, *prev_active;
+};
+
+/* ---- views ------------------------------------------------------------------------------------- */
+
+void umpi_coll_view_local(umpi_coll_view_t *v, const umpi_comm_t *c)
+{
+    v->rank = c->rank;
+    v->size = c->size;
+    v->my_src = c->rank;
+    v->tag_bits = c->is_inter ? UMPI_COLL_TAG_LOCAL : 0;
+    v->world = c->is_inter ? c->group->world : c->world_rank;
+    v->src = NULL;
+}
+
+void umpi_coll_view_remote(umpi_coll_view_t *v, const umpi_comm_t *c)
+{
+    v->rank = -1;
+    v->size = c->remote_size;
+    v->my_src = c->rank;
+    v->tag_bits = 0;
+    v->world = c->world_rank;
+    v->src = NULL;
+}
+
+/* ---- building ---------------------------------------------------------------------------------- */
+
+/*
+ * Freed schedules are kept (with their step arrays and one scratch block) for the next call: a
+ * small blocking collective then allocates nothing. Under the big lock like everything here.
+ */
+#define UMPI_SCHED_CACHE 4
+#define UMPI_SCRATCH_KEEP 65536 /* largest scratch block kept with a cached schedule */
+static umpi_sched_t *umpi__cache[UMPI_SCHED_CACHE];
+static int umpi__ncached;
+
+umpi_sched_t *umpi_sched_new(umpi_comm_t *comm)
+{
+    umpi_sched_t *s;
+    if (umpi__ncached > 0) {
+        s = umpi__cache[--umpi__ncached];
+    } else {
+        s = calloc(1, sizeof(*s));
+        if (s == NULL)
+            return NULL;
+    }
+    s->comm = comm;
+    comm->refcount++;
+    s->tag = comm->coll_seq++ & UMPI_COLL_SEQ_MASK;
+    return s;
+}
+
+void *umpi_sched_buf(umpi_sched_t *s, size_t bytes)
+{
+    umpi_scratch_t *b;
+    if (s->spare != NULL && s->spare->size >= bytes) {
+        b = s->spare;
+        s->spare = NULL;
+    } else {
+        b = malloc(sizeof(*b) + (bytes ? bytes : 1));
+        if (b == NULL)
+            return NULL;
+        b->size = bytes;
+    }
+    b->next = s->scratch;
+    s->scratch = b;
+    return b->data;
+}
+
+void *umpi_sched_buf_dt(umpi_sched_t *s, MPI_Count count, const umpi_dtype_t *dt)
+{
+    if (count == 0)
+        return umpi_sched_buf(s, 0);
+    /* The span count elements touch: true_extent of one plus count - 1 strides of extent. */
+    MPI_Aint span = dt->true_extent + (MPI_Aint) (count - 1) * (dt->extent < 0 ? -dt->extent : dt->extent);
+    char *b = umpi_sched_buf(s, (size_t) span);
+    if (b == NULL)
+        return NULL;
+    MPI_Aint shift = dt->true_lb;
+    if (dt->extent < 0)
+        shift += (MPI_Aint) (count - 1) * dt->extent;
+    return b - shift;
+}
+
+static umpi_step_t *umpi__step(umpi_sched_t *s, umpi_step_kind_t kind)
+{
+    if (s->nsteps == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        umpi_step_t *n = realloc(s->steps, (size_t) cap * sizeof(*n));
+        if (n == NULL)
+            return NULL;
+        s->steps = n;
+        s->cap = cap;
+    }
+    umpi_step_t *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = (uint8_t) kind;
+    return st;
+}
+
+static int umpi__nomem(void)
+{
+    return umpi_err_create(MPI_ERR_OTHER, "out of memory building a collective schedule");
+}
+
+int umpi_sched_send(umpi_sched_t *s, const umpi_coll_view_t *v, int member, const void *buf, MPI_Count count,
+                    umpi_dtype_t *dt)
+{
+    umpi_step_t *st = umpi__step(s, STEP_SEND);
+    if (st == NULL)
+        return umpi__nomem();
+    st->world = v->world ? v->world[member] : member;
+    st->src = v->my_src;
+    st->tag_bits = v->tag_bits;
+    st->in = buf;
+    st->count = count;
+    st->dt = dt;
+    umpi_dtype_retain(dt);
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_recv(umpi_sched_t *s, const umpi_coll_view_t *v, int member, void *buf, MPI_Count count,
+                    umpi_dtype_t *dt)
+{
+    umpi_step_t *st = umpi__step(s, STEP_RECV);
+    if (st == NULL)
+        return umpi__nomem();
+    st->world = v->world ? v->world[member] : member;
+    st->src = v->src ? v->src[member] : member;
+    st->tag_bits = v->tag_bits;
+    st->out = buf;
+    st->count = count;
+    st->dt = dt;
+    umpi_dtype_retain(dt);
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_reduce(umpi_sched_t *s, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
+                      umpi_op_t *op)
+{
+    umpi_step_t *st = umpi__step(s, STEP_REDUCE);
+    if (st == NULL)
+        return umpi__nomem();
+    st->in = in;
+    st->out = inout;
+    st->count = count;
+    st->dt = dt;
+    umpi_dtype_retain(dt);
+    st->op = op;
+    umpi_op_retain(op);
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_copy(umpi_sched_t *s, const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *dst,
+                    MPI_Count rcount, umpi_dtype_t *rdt)
+{
+    umpi_step_t *st = umpi__step(s, STEP_COPY);
+    if (st == NULL)
+        return umpi__nomem();
+    st->in = src;
+    st->count = scount;
+    st->dt = sdt;
+    st->out = dst;
+    st->rcount = rcount;
+    st->rdt = rdt;
+    umpi_dtype_retain(sdt);
+    umpi_dtype_retain(rdt);
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_fence(umpi_sched_t *s)
+{
+    if (s->nsteps > 0 && s->steps[s->nsteps - 1].kind == STEP_FENCE)
+        return MPI_SUCCESS;
+    return umpi__step(s, STEP_FENCE) ? MPI_SUCCESS : umpi__nomem();
+}
+
+/* ---- typed copy ---------------------------------------------------------------------------------- */
+
+void umpi_coll_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *dst, MPI_Count rcount,
+                    umpi_dtype_t *rdt)
+{
+    MPI_Count bytes = scount * sdt->size;
+    MPI_Count room = rcount * rdt->size;
+    if (bytes > room)
+        bytes = room; /* a schedule never asks for this; a truncated copy beats an overrun */
+    if (bytes == 0)
+        return;
+    if (sdt->contig && rdt->contig) {
+        memmove((char *) dst + rdt->true_lb, (const char *) src + sdt->true_lb, (size_t) bytes);
+    } else if (sdt->contig) {
+        umpi_dtype_unpack_range(rdt, dst, rcount, 0, (const char *) src + sdt->true_lb, bytes);
+    } else if (rdt->contig) {
+        umpi_dtype_pack_range(sdt, src, scount, 0, (char *) dst + rdt->true_lb, bytes);
+    } else {
+        /* Both non-contiguous: through a bounce buffer, a piece at a time. */
+        char tmp[16384];
+        for (MPI_Count off = 0; off < bytes; off += (MPI_Count) sizeof(tmp)) {
+            MPI_Count n = bytes - off < (MPI_Count) sizeof(tmp) ? bytes - off : (MPI_Count) sizeof(tmp);
+            umpi_dtype_pack_range(sdt, src, scount, off, tmp, n);
+            umpi_dtype_unpack_range(rdt, dst, rcount, off, tmp, n);
+        }
+    }
+}
+
+/* ---- running ------------------------------------------------------------------------------------- */
+
+static int umpi__post(umpi_sched_t *s, umpi_step_t *st)
+{
+    umpi_req_kind_t kind = st->kind == STEP_SEND ? UMPI_REQ_SEND : UMPI_REQ_RECV;
+    umpi_request_t *r = umpi_request_alloc(kind, s->comm);
+    if (umpi_unlikely(r == NULL))
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+    r->buf = kind == UMPI_REQ_SEND ? st->in : st->out;
+    r->count = st->count;
+    r->dt = st->dt;
+    umpi_dtype_retain(st->dt);
+    r->peer = st->world;
+    st->req = r;
+
+    size_t bytes = (size_t) (st->count * st->dt->size), len;
+    void *data, *ucx_req;
+    ucp_datatype_t udt;
+    int err = MPI_SUCCESS;
+    if (umpi_likely(st->dt->contig)) {
+        data = (char *) r->buf + st->dt->true_lb;
+        len = bytes;
+        udt = ucp_dt_make_contig(1);
+    } else {
+        err = umpi_p2p_dt_target(r, bytes, &data, &len, &udt);
+        if (err != MPI_SUCCESS)
+            return err;
+    }
+    uint32_t context = s->comm->context_id + 1;
+    int tag = (int) (s->tag | st->tag_bits);
+    umpi_status_t us;
+    if (kind == UMPI_REQ_SEND) {
+        ucp_ep_h ep;
+        us = umpi_ucx_ep(st->world, &ep);
+        if (us == UMPI_OK)
+            us = umpi_ucx_send_dt(ep, data, len, udt, umpi_ucx_send_tag(context, st->src, tag), 0, r, &ucx_req);
+    } else {
+        us = umpi_ucx_recv_dt(data, len, udt, umpi_ucx_send_tag(context, st->src, tag), ~(ucp_tag_t) 0, r,
+                              &ucx_req);
+    }
+    if (umpi_unlikely(us != UMPI_OK)) {
+        r->done = 1; /* nothing in flight */
+        return umpi_err_from_status(us, kind == UMPI_REQ_SEND ? "collective send" : "collective receive");
+    }
+    return MPI_SUCCESS;
+}
+
+/* The error of a completed send or receive step, and its request back to the pool. */
+static int umpi__finish(umpi_sched_t *s, umpi_step_t *st)
+{
+    umpi_request_t *r = st->req;
+    int err = MPI_SUCCESS;
+    st->req = NULL;
+    if (umpi_unlikely(r->net_status != UCS_OK)) {
+        if (r->net_status == UCS_ERR_MESSAGE_TRUNCATED)
+            err = umpi_err_create(MPI_ERR_TRUNCATE,
+                                  "collective message truncated: a process sent more data than this one "
+                                  "expects (%lld x %s): the processes' counts or datatypes do not match",
+                                  (long long) st->count, st->dt->name ? st->dt->name : "datatype");
+        else
+            err = umpi_err_create(MPI_ERR_OTHER, "collective %s world rank %d failed: %s",
+                                  st->kind == STEP_SEND ? "send to" : "receive from", st->world,
+                                  ucs_status_string((ucs_status_t) r->net_status));
+    }
+    umpi_request_release(r);
+    (void) s;
+    return err;
+}
+
+static void umpi__fail(umpi_sched_t *s, int err)
+{
+    if (s->error == MPI_SUCCESS)
+        s->error = err;
+}
+
+/* Moves s forward as far as it can go; returns nonzero when it is complete. */
+static int umpi__advance(umpi_sched_t *s)
+{
+    for (;;) {
+        if (s->pending > 0) {
+            for (int i = s->phase_begin; i < s->pos; i++) {
+                umpi_step_t *st = &s->steps[i];
+                if (st->req != NULL && st->req->done) {
+                    int err = umpi__finish(s, st);
+                    if (err != MPI_SUCCESS)
+                        umpi__fail(s, err);
+                    s->pending--;
+                }
+            }
+            if (s->pending > 0)
+                return 0;
+        }
+        if (s->pos == s->nsteps || s->error != MPI_SUCCESS) {
+            s->done = 1;
+            return 1;
+        }
+        if (s->steps[s->pos].kind == STEP_FENCE)
+            s->pos++;
+        s->phase_begin = s->pos;
+        for (; s->pos < s->nsteps && s->steps[s->pos].kind != STEP_FENCE; s->pos++) {
+            umpi_step_t *st = &s->steps[s->pos];
+            switch (st->kind) {
+            case STEP_SEND:
+            case STEP_RECV: {
+                int err = umpi__post(s, st);
+                if (umpi_unlikely(err != MPI_SUCCESS)) {
+                    umpi__fail(s, err);
+                    if (st->req != NULL)
+                        umpi__finish(s, st);
+                } else {
+                    s->pending++;
+                }
+                break;
+            }
+            case STEP_REDUCE:
+                umpi_op_apply(st->op, st->in, st->out, st->count, st->dt);
+                break;
+            case STEP_COPY:
+                umpi_coll_copy(st->in, st->count, st->dt, st->out, st->rcount, st->rdt);
+                break;
+            }
+        }
+    }
+}
+
+static void umpi__rewind(umpi_sched_t *s)
+{
+    s->pos = 0;
+    s->phase_begin = 0;
+    s->pending = 0;
+    s->error = MPI_SUCCESS;
+    s->done = 0;
+}
+
+void umpi_sched_free(umpi_sched_t *s)
+{
+    for (int i = 0; i < s->nsteps; i++) {
+        umpi_step_t *st = &s->steps[i];
+        if (st->dt)
+            umpi_dtype_release(st->dt);
+        if (st->rdt)
+            umpi_dtype_release(st->rdt);
+        if (st->op)
+            umpi_op_release(st->op);
+    }
+    umpi_comm_t *comm = s->comm;
+    int keep = umpi__ncached < UMPI_SCHED_CACHE;
+    while (s->scratch) {
+        umpi_scratch_t *b = s->scratch;
+        s->scratch = b->next;
+        if (keep && b->size <= UMPI_SCRATCH_KEEP && (s->spare == NULL || s->spare->size < b->size)) {
+            free(s->spare);
+            s->spare = b;
+        } else {
+            free(b);
+        }
+    }
+    if (keep) {
+        umpi_step_t *steps = s->steps;
+        umpi_scratch_t *spare = s->spare;
+        int cap = s->cap;
+        memset(s, 0, sizeof(*s));
+        s->steps = steps;
+        s->cap = cap;
+        s->spare = spare;
+        umpi__cache[umpi__ncached++] = s;
+    } else {
+        free(s->spare);
+        free(s->steps);
+        free(s);
+    }
+    umpi_comm_release(comm);
+}
+
+int umpi_sched_run(umpi_sched_t *s)
+{
+    umpi_waiter_t w = {0};
+    while (!umpi__advance(s))
+        umpi_progress_step(&w);
+    int err = s->error;
+    umpi_sched_free(s);
+    return err;
+}
+
+/* ---- nonblocking and persistent: the active list, advanced by a progress hook -------------------- */
+
+static umpi_sched_t *umpi__active;
+static int umpi__hooked;
+
+static void umpi__complete(umpi_sched_t *s)
+{
+    if (s->prev_active)
+        s->prev_active->next_active = s->next_active;
+    else
+        umpi__active = s->next_active;
+    if (s->next_active)
+        s->next_active->prev_active = s->prev_active;
+    s->next_active = s->prev_active = NULL;
+    umpi_request_t *r = s->req;
+    r->error = s->error;
+    r->done = 1;
+    if (r->user_freed)
+        umpi_request_release(r);
+}
+
+static unsigned umpi__hook(void)
+{
+    unsigned n = 0;
+    umpi_sched_t *s = umpi__active;
+    while (s != NULL) {
+        umpi_sched_t *next = s->next_active; /* s may leave the list */
+        if (umpi__advance(s)) {
+            umpi__complete(s);
+            n++;
+        }
+        s = next;
+    }
+    return n;
+}
+
+static int umpi__activate(umpi_sched_t *s)
+{
+    if (!umpi__hooked) {
+        if (umpi_progress_register(umpi__hook) != 0)
+            return umpi_err_create(MPI_ERR_INTERN, "no room for the collective progress hook");
+        umpi__hooked = 1;
+    }
+    umpi__rewind(s);
+    s->req->done = 0;
+    s->req->error = MPI_SUCCESS;
+    if (umpi__advance(s)) {
+        /* all of it completed at once (a single process, data already there) */
+        s->req->error = s->error;
+        s->req->done = 1;
+        return MPI_SUCCESS;
+    }
+    s->next_active = umpi__active;
+    s->prev_active = NULL;
+    if (umpi__active)
+        umpi__active->prev_active = s;
+    umpi__active = s;
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_request(umpi_sched_t *s, int persistent, MPI_Request *request)
+{
+    umpi_request_t *r = umpi_request_alloc(UMPI_REQ_COLL, s->comm);
+    if (r == NULL) {
+        umpi_sched_free(s);
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+    }
+    r->sched = s;
+    s->req = r;
+    r->persistent = (uint8_t) persistent;
+    if (!persistent) {
+        int err = umpi__activate(s);
+        if (err != MPI_SUCCESS) {
+            umpi_request_release(r);
+            return err;
+        }
+    }
+    umpi_status_set_empty(&r->status);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int umpi_sched_start_request(umpi_request_t *r)
+{
+    r->active = 1;
+    return umpi__activate(r->sched);
+}
+
+void umpi_sched_finalize(void)
+{
+    while (umpi__ncached > 0) {
+        umpi_sched_t *s = umpi__cache[--umpi__ncached];
+        free(s->spare);
+        free(s->steps);
+        free(s);
+    }
+}

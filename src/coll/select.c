@@ -1,0 +1,581 @@
+/*
+ * Algorithm tables, the cost model, and the collective driver (umpi_coll.h).
+ *
+ * The model: a message of n bytes between two members costs alpha + n * beta; reducing n bytes
+ * costs n * gamma. Each algorithm states its cost for p members as the critical path of its
+ * rounds (the formulas below, with n the message size the kind defines: args.bytes). alpha, beta
+ * and gamma belong to the link class the members share (same node: shared memory through UCX;
+ * several nodes: the network); the values are measured on this machine (bench/NOTES.md).
+ */
+#include "coll/umpi_coll.h"
+#include "core/umpi_err.h"
+
+#include <string.h>
+
+/* SHM: measured 2026-11-22 on the 2-core development VM by bench/coll_params (2 ranks, umpi, best
+ * of 15; bench/NOTES.md, "cost-model parameters"): alpha = 8-byte ping-pong half round trip
+ * (0.115 us), gamma = `inout[i] += in[i]` on doubles (29000 MB/s). beta is 1 MiB osu_bw of the
+ * issue-2 closing run (13500 MB/s): coll_params' 4 MiB ping-pong gave 1600 MB/s at load average
+ * 13 that day, a measurement of the load, not of the link; rerun coll_params on a quiet machine.
+ * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
+umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
+    [UMPI_LINK_SHM] = {.alpha = 0.115, .beta = 1.0 / 13500.0, .gamma = 1.0 / 29000.0},
+    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
+};
+
+static double umpi__lg(int p)
+{
+    return p > 1 ? (double) umpi_coll_log2(umpi_coll_pow2_ceil(p)) : 0.0;
+}
+
+/* ---- cost formulas (p members, n bytes) ----------------------------------------------------------- */
+
+static double umpi__cost_dissemination(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return umpi__lg(p) * c->alpha;
+}
+
+static double umpi__cost_binomial(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_recursive_doubling_reduce(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log p exchanges of n bytes, each followed by a reduction; a non-power-of-two size adds a
+     * step before and after */
+    double extra = (p & (p - 1)) ? 2 * (c->alpha + n * c->beta) + n * c->gamma : 0;
+    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
+}
+
+/* Hierarchical: a node phase among max_ppn members over shared memory, an inter-node phase among
+ * the leaders over the network, and (for results everyone needs) a node phase again. */
+static double umpi__cost_hier_barrier(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    (void) p;
+    return 2 * umpi__cost_dissemination(shm, umpi_coll_shape.max_ppn, n) +
+           umpi__cost_dissemination(net, umpi_coll_shape.nnodes, n);
+}
+
+static double umpi__cost_hier_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    return (shm->alpha + n * shm->beta) + umpi__cost_binomial(net, umpi_coll_shape.nnodes, n) +
+           umpi__cost_binomial(shm, umpi_coll_shape.max_ppn, n);
+}
+
+static double umpi__cost_hier_allreduce(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    const umpi_coll_cost_t *shm = &umpi_coll_cost[UMPI_LINK_SHM], *net = &umpi_coll_cost[UMPI_LINK_NET];
+    return umpi__cost_recursive_doubling_reduce(shm, umpi_coll_shape.max_ppn, n) +
+           umpi__cost_recursive_doubling_reduce(net, umpi_coll_shape.nnodes, n) +
+           umpi__cost_binomial(shm, umpi_coll_shape.max_ppn, n);
+}
+
+/* -- part c3: intercommunicator and neighbourhood costs (p: members of my group) -- */
+
+/* Root to every remote process (or back), one message each: p messages of n bytes in sequence. */
+static double umpi__cost_inter_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return p * (c->alpha + n * c->beta);
+}
+
+/* Leader exchange plus a binomial tree in the group. */
+static double umpi__cost_inter_leader_tree(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (1 + umpi__lg(p)) * (c->alpha + n * c->beta);
+}
+
+/* Linear reduction to the leader, leader exchange, binomial broadcast back. */
+static double umpi__cost_inter_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta + n * c->gamma) + (1 + umpi__lg(p)) * (c->alpha + n * c->beta);
+}
+
+/* Neighbourhood, one phase: n is everything this process sends; the messages overlap. */
+static double umpi__cost_neighbor_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) p;
+    return c->alpha + n * c->beta;
+}
+
+/* part c1 (gather ... alltoall): n is the bytes of ONE process's block (see coll_c1.c) */
+static double umpi__cost_tree_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds; the root takes in the other p - 1 blocks */
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta;
+}
+
+static double umpi__cost_linear_rooted(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* the root handles p - 1 messages one after the other */
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_recursive_doubling_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta;
+}
+
+static double umpi__cost_bruck_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds moving p - 1 blocks in all, plus packing in and rotating out (2 p blocks) */
+    return umpi__lg(p) * c->alpha + (p - 1) * n * c->beta + 2 * p * n * c->beta;
+}
+
+static double umpi__cost_pairwise(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta);
+}
+
+static double umpi__cost_linear_all(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* all 2 (p - 1) messages at once: start-ups overlap with transfers but congest */
+    return (p - 1) * (c->alpha + n * c->beta) + (p > 2 ? (p - 1) * n * c->beta : 0);
+}
+
+static double umpi__cost_bruck_alltoall(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* log2 p rounds of about p/2 blocks, each block packed and unpacked in every round */
+    return umpi__lg(p) * (c->alpha + (p / 2.0) * n * 3 * c->beta) + 2 * p * n * c->beta;
+}
+
+/* ---- cost formulas of part c2 (reductions, more broadcast and barrier algorithms) ------------------
+ * n: Reduce, Allreduce, Scan, Exscan: count * type size; Reduce_scatter(_block): the whole vector
+ * each member contributes (sum of recvcounts, or p * recvcount, times the type size); Bcast: the
+ * message; Barrier: 0. */
+
+/* a fold of a non-power-of-two size: one more exchange of the whole vector and its reduction */
+static double umpi__fold(const umpi_coll_cost_t *c, int p, double n, double gamma)
+{
+    return (p & (p - 1)) ? c->alpha + n * c->beta + n * gamma : 0;
+}
+
+static double umpi__cost_barrier_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return (umpi_coll_log2(p) + ((p & (p - 1)) ? 2 : 0)) * c->alpha;
+}
+
+static double umpi__cost_bcast_scatter_allgather(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (umpi__lg(p) + p - 1) * c->alpha + 2.0 * n * (p - 1) / p * c->beta;
+}
+
+static double umpi__cost_bcast_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg = n < 65536 ? n : 65536, nseg = n <= 65536 ? 1 : n / 65536;
+    return (p - 2 + nseg) * (c->alpha + seg * c->beta);
+}
+
+static double umpi__cost_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* halving + gather, then the result to a root that is not new rank 0 (counted always) */
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           c->alpha + n * c->beta;
+}
+
+static double umpi__cost_allreduce_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * (p - 1) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma;
+}
+
+static double umpi__cost_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    double f = (double) (p - 1) / p;
+    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+           umpi__fold(c, p, n, 0);
+}
+
+static double umpi__cost_allreduce_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (2 * c->alpha + 2 * n * c->beta + n * c->gamma);
+}
+
+static double umpi__cost_rs_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma);
+}
+
+static double umpi__cost_rs_halving(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * c->alpha + n * (p - 1) / p * (c->beta + c->gamma) + umpi__fold(c, p, n, c->gamma) +
+           ((p & (p - 1)) ? c->alpha + n / p * c->beta : 0);
+}
+
+static double umpi__cost_rs_reduce_scatterv(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__cost_reduce_binomial(c, p, n) + (p - 1) * (c->alpha + n / p * c->beta);
+}
+
+static double umpi__cost_scan_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__lg(p) * (c->alpha + n * c->beta + 2 * n * c->gamma);
+}
+
+static double umpi__cost_scan_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return (p - 1) * (c->alpha + n * c->beta + n * c->gamma);
+}
+
+/* ---- tables --------------------------------------------------------------------------------------- */
+
+static const umpi_coll_algo_t umpi__barrier[] = {
+    {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
+     "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
+    {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
+     "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
+    /* part c2 */
+    {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi__cost_barrier_rd,
+     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after"},
+};
+
+static const umpi_coll_algo_t umpi__bcast[] = {
+    {"binomial", umpi_bcast_binomial, NULL, umpi__cost_binomial,
+     "binomial tree from the root: log2 p rounds of the whole message"},
+    {"hier", umpi_bcast_hier, umpi_coll_hier_usable, umpi__cost_hier_bcast,
+     "root to its node leader, binomial among node leaders, binomial inside each node"},
+    /* part c2 */
+    {"scatter_allgather", umpi_bcast_scatter_allgather, NULL, umpi__cost_bcast_scatter_allgather,
+     "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
+    {"pipeline", umpi_bcast_pipeline, NULL, umpi__cost_bcast_pipeline,
+     "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
+};
+
+static const umpi_coll_algo_t umpi__allreduce[] = {
+    {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
+     "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)"},
+    {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
+     "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
+    /* part c2 */
+    {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi__cost_allreduce_ring,
+     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops"},
+    {"rabenseifner", umpi_allreduce_rabenseifner, umpi_coll_commutative, umpi__cost_allreduce_rabenseifner,
+     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops"},
+    {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
+     "binomial reduce to member 0 in rank order, then binomial broadcast"},
+};
+
+/* -- part c3: one algorithm per kind on intercommunicators, one for neighbourhood collectives -- */
+#define UMPI__ONE(name, fn, cost, doc) static const umpi_coll_algo_t umpi__##fn[] = {{name, umpi_##fn, NULL, cost, doc}}
+UMPI__ONE("inter_leader", inter_barrier, umpi__cost_inter_leader_tree,
+          "barrier in each group, leaders exchange a message, binomial release in each group");
+UMPI__ONE("inter_leader", inter_bcast, umpi__cost_inter_leader_tree,
+          "root sends to the other group's rank 0, which broadcasts there along a binomial tree");
+UMPI__ONE("inter_linear", inter_gather, umpi__cost_inter_linear, "every remote process sends its block to the root");
+UMPI__ONE("inter_linear", inter_gatherv, umpi__cost_inter_linear, "every remote process sends its block to the root");
+UMPI__ONE("inter_linear", inter_scatter, umpi__cost_inter_linear, "the root sends each remote process its block");
+UMPI__ONE("inter_linear", inter_scatterv, umpi__cost_inter_linear, "the root sends each remote process its block");
+UMPI__ONE("inter_linear", inter_allgather, umpi__cost_inter_linear,
+          "every process sends its block to every process of the other group");
+UMPI__ONE("inter_linear", inter_allgatherv, umpi__cost_inter_linear,
+          "every process sends its block to every process of the other group");
+UMPI__ONE("inter_linear", inter_alltoall, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_linear", inter_alltoallv, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_linear", inter_alltoallw, umpi__cost_inter_linear, "block i to and from remote rank i, one phase");
+UMPI__ONE("inter_leader", inter_reduce, umpi__cost_inter_reduce_bcast,
+          "linear reduction to the group's rank 0, which sends the result to the root");
+UMPI__ONE("inter_leader", inter_allreduce, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, binomial broadcast in each group");
+UMPI__ONE("inter_leader", inter_reduce_scatter, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, linear scatter in each group");
+UMPI__ONE("inter_leader", inter_reduce_scatter_block, umpi__cost_inter_reduce_bcast,
+          "linear reduction to each leader, leaders swap, linear scatter in each group");
+UMPI__ONE("linear", neighbor_linear, umpi__cost_neighbor_linear,
+          "every receive from an in-neighbour and send to an out-neighbour posted in one phase");
+/* part c1 */
+static const umpi_coll_algo_t umpi__gather[] = {
+    {"binomial", umpi_gather_binomial, NULL, umpi__cost_tree_gather,
+     "binomial tree to the root, subtrees' blocks packed: log2 p rounds"},
+    {"linear", umpi_gather_linear, NULL, umpi__cost_linear_rooted,
+     "every process sends to the root, which receives p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__gatherv[] = {
+    {"linear", umpi_gatherv_linear, NULL, umpi__cost_linear_rooted,
+     "every process sends to the root, which receives p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__scatter[] = {
+    {"binomial", umpi_scatter_binomial, NULL, umpi__cost_tree_gather,
+     "binomial tree from the root, subtrees' blocks packed: log2 p rounds"},
+    {"linear", umpi_scatter_linear, NULL, umpi__cost_linear_rooted,
+     "the root sends every process its block, p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__scatterv[] = {
+    {"linear", umpi_scatterv_linear, NULL, umpi__cost_linear_rooted,
+     "the root sends every process its block, p - 1 messages in one round"},
+};
+
+static const umpi_coll_algo_t umpi__allgather[] = {
+    {"recursive_doubling", umpi_allgather_recursive_doubling, umpi_allgather_recursive_doubling_usable,
+     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)"},
+    {"bruck", umpi_allgather_bruck, NULL, umpi__cost_bruck_gather,
+     "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)"},
+    {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
+     "p - 1 rounds passing one block to the right neighbour"},
+};
+
+static const umpi_coll_algo_t umpi__allgatherv[] = {
+    {"ring", umpi_allgatherv_ring, NULL, umpi__cost_ring,
+     "p - 1 rounds passing one block to the right neighbour"},
+    {"linear", umpi_allgatherv_linear, NULL, umpi__cost_linear_all,
+     "every process sends its block to every other in one round"},
+};
+
+static const umpi_coll_algo_t umpi__alltoall[] = {
+    {"pairwise", umpi_alltoall_pairwise, NULL, umpi__cost_pairwise,
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+    {"bruck", umpi_alltoall_bruck, NULL, umpi__cost_bruck_alltoall,
+     "ceil(log2 p) rounds of about p/2 packed blocks (small messages)"},
+    {"linear", umpi_alltoall_linear, NULL, umpi__cost_linear_all,
+     "all p - 1 sends and receives posted in one round"},
+};
+
+/* alltoallw shares the alltoallv builders (they read the per-process datatypes when given) */
+static const umpi_coll_algo_t umpi__alltoallv[] = {
+    {"pairwise", umpi_alltoallv_pairwise, NULL, umpi__cost_pairwise,
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+    {"linear", umpi_alltoallv_linear, NULL, umpi__cost_linear_all,
+     "all p - 1 sends and receives posted in one round"},
+};
+
+static const umpi_coll_algo_t umpi__reduce[] = {
+    {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
+     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)"},
+    {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
+     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops"},
+};
+
+/* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
+static const umpi_coll_algo_t umpi__reduce_scatter[] = {
+    {"ring", umpi_reduce_scatter_ring, umpi_coll_commutative, umpi__cost_rs_ring,
+     "p - 1 ring steps, each passing one running block sum on: large vectors, commutative ops"},
+    {"recursive_halving", umpi_reduce_scatter_recursive_halving, umpi_coll_commutative, umpi__cost_rs_halving,
+     "log2 p rounds exchanging half of the remaining blocks: commutative ops"},
+    {"reduce_scatterv", umpi_reduce_scatter_reduce_scatterv, NULL, umpi__cost_rs_reduce_scatterv,
+     "binomial reduce to member 0 in rank order, then a send of each block: any op"},
+};
+
+static const umpi_coll_algo_t umpi__scan[] = {
+    {"recursive_doubling", umpi_scan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, folding lower ranks' data first: any op"},
+    {"linear", umpi_scan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member adds its data to its predecessor's result and passes it on"},
+};
+
+static const umpi_coll_algo_t umpi__exscan[] = {
+    {"recursive_doubling", umpi_exscan_recursive_doubling, NULL, umpi__cost_scan_rd,
+     "log2 p exchanges of block partials, keeping only lower ranks' data in the result: any op"},
+    {"linear", umpi_exscan_linear, NULL, umpi__cost_scan_linear,
+     "a chain: each member receives its result from its predecessor and passes on result op data"},
+};
+
+#define UMPI__TABLE(t) {t, sizeof(t) / sizeof(t[0])}
+
+static const struct {
+    const umpi_coll_algo_t *algos;
+    int n;
+} umpi__tables[UMPI_COLL_NKINDS][2] = {
+    [UMPI_COLL_BARRIER][0] = UMPI__TABLE(umpi__barrier),
+    [UMPI_COLL_BCAST][0] = UMPI__TABLE(umpi__bcast),
+    [UMPI_COLL_ALLREDUCE][0] = UMPI__TABLE(umpi__allreduce),
+    [UMPI_COLL_GATHER][0] = UMPI__TABLE(umpi__gather),
+    [UMPI_COLL_GATHERV][0] = UMPI__TABLE(umpi__gatherv),
+    [UMPI_COLL_SCATTER][0] = UMPI__TABLE(umpi__scatter),
+    [UMPI_COLL_SCATTERV][0] = UMPI__TABLE(umpi__scatterv),
+    [UMPI_COLL_ALLGATHER][0] = UMPI__TABLE(umpi__allgather),
+    [UMPI_COLL_ALLGATHERV][0] = UMPI__TABLE(umpi__allgatherv),
+    [UMPI_COLL_ALLTOALL][0] = UMPI__TABLE(umpi__alltoall),
+    [UMPI_COLL_ALLTOALLV][0] = UMPI__TABLE(umpi__alltoallv),
+    [UMPI_COLL_ALLTOALLW][0] = UMPI__TABLE(umpi__alltoallv),
+    /* -- part c3: intercommunicators ([kind][1]; no scan, exscan) and neighbourhood collectives -- */
+    [UMPI_COLL_BARRIER][1] = UMPI__TABLE(umpi__inter_barrier),
+    [UMPI_COLL_BCAST][1] = UMPI__TABLE(umpi__inter_bcast),
+    [UMPI_COLL_GATHER][1] = UMPI__TABLE(umpi__inter_gather),
+    [UMPI_COLL_GATHERV][1] = UMPI__TABLE(umpi__inter_gatherv),
+    [UMPI_COLL_SCATTER][1] = UMPI__TABLE(umpi__inter_scatter),
+    [UMPI_COLL_SCATTERV][1] = UMPI__TABLE(umpi__inter_scatterv),
+    [UMPI_COLL_ALLGATHER][1] = UMPI__TABLE(umpi__inter_allgather),
+    [UMPI_COLL_ALLGATHERV][1] = UMPI__TABLE(umpi__inter_allgatherv),
+    [UMPI_COLL_ALLTOALL][1] = UMPI__TABLE(umpi__inter_alltoall),
+    [UMPI_COLL_ALLTOALLV][1] = UMPI__TABLE(umpi__inter_alltoallv),
+    [UMPI_COLL_ALLTOALLW][1] = UMPI__TABLE(umpi__inter_alltoallw),
+    [UMPI_COLL_REDUCE][1] = UMPI__TABLE(umpi__inter_reduce),
+    [UMPI_COLL_ALLREDUCE][1] = UMPI__TABLE(umpi__inter_allreduce),
+    [UMPI_COLL_REDUCE_SCATTER][1] = UMPI__TABLE(umpi__inter_reduce_scatter),
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK][1] = UMPI__TABLE(umpi__inter_reduce_scatter_block),
+    [UMPI_COLL_NEIGHBOR_ALLGATHER][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLGATHERV][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALL][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALLV][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_NEIGHBOR_ALLTOALLW][0] = UMPI__TABLE(umpi__neighbor_linear),
+    [UMPI_COLL_REDUCE][0] = UMPI__TABLE(umpi__reduce),
+    [UMPI_COLL_REDUCE_SCATTER][0] = UMPI__TABLE(umpi__reduce_scatter),
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK][0] = UMPI__TABLE(umpi__reduce_scatter),
+    [UMPI_COLL_SCAN][0] = UMPI__TABLE(umpi__scan),
+    [UMPI_COLL_EXSCAN][0] = UMPI__TABLE(umpi__exscan),
+};
+
+static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {
+    [UMPI_COLL_BARRIER] = "barrier",
+    [UMPI_COLL_BCAST] = "bcast",
+    [UMPI_COLL_GATHER] = "gather",
+    [UMPI_COLL_GATHERV] = "gatherv",
+    [UMPI_COLL_SCATTER] = "scatter",
+    [UMPI_COLL_SCATTERV] = "scatterv",
+    [UMPI_COLL_ALLGATHER] = "allgather",
+    [UMPI_COLL_ALLGATHERV] = "allgatherv",
+    [UMPI_COLL_ALLTOALL] = "alltoall",
+    [UMPI_COLL_ALLTOALLV] = "alltoallv",
+    [UMPI_COLL_ALLTOALLW] = "alltoallw",
+    [UMPI_COLL_REDUCE] = "reduce",
+    [UMPI_COLL_ALLREDUCE] = "allreduce",
+    [UMPI_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [UMPI_COLL_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [UMPI_COLL_SCAN] = "scan",
+    [UMPI_COLL_EXSCAN] = "exscan",
+    [UMPI_COLL_NEIGHBOR_ALLGATHER] = "neighbor_allgather",
+    [UMPI_COLL_NEIGHBOR_ALLGATHERV] = "neighbor_allgatherv",
+    [UMPI_COLL_NEIGHBOR_ALLTOALL] = "neighbor_alltoall",
+    [UMPI_COLL_NEIGHBOR_ALLTOALLV] = "neighbor_alltoallv",
+    [UMPI_COLL_NEIGHBOR_ALLTOALLW] = "neighbor_alltoallw",
+};
+
+/* The knob forcing each kind's algorithm (neighborhood collectives have one algorithm each). */
+static const char **umpi__knob(umpi_coll_kind_t kind)
+{
+    switch (kind) {
+    case UMPI_COLL_BARRIER: return &umpi_config.barrier_algorithm;
+    case UMPI_COLL_BCAST: return &umpi_config.bcast_algorithm;
+    case UMPI_COLL_GATHER: return &umpi_config.gather_algorithm;
+    case UMPI_COLL_GATHERV: return &umpi_config.gatherv_algorithm;
+    case UMPI_COLL_SCATTER: return &umpi_config.scatter_algorithm;
+    case UMPI_COLL_SCATTERV: return &umpi_config.scatterv_algorithm;
+    case UMPI_COLL_ALLGATHER: return &umpi_config.allgather_algorithm;
+    case UMPI_COLL_ALLGATHERV: return &umpi_config.allgatherv_algorithm;
+    case UMPI_COLL_ALLTOALL: return &umpi_config.alltoall_algorithm;
+    case UMPI_COLL_ALLTOALLV: return &umpi_config.alltoallv_algorithm;
+    case UMPI_COLL_ALLTOALLW: return &umpi_config.alltoallw_algorithm;
+    case UMPI_COLL_REDUCE: return &umpi_config.reduce_algorithm;
+    case UMPI_COLL_ALLREDUCE: return &umpi_config.allreduce_algorithm;
+    case UMPI_COLL_REDUCE_SCATTER: return &umpi_config.reduce_scatter_algorithm;
+    case UMPI_COLL_REDUCE_SCATTER_BLOCK: return &umpi_config.reduce_scatter_block_algorithm;
+    case UMPI_COLL_SCAN: return &umpi_config.scan_algorithm;
+    case UMPI_COLL_EXSCAN: return &umpi_config.exscan_algorithm;
+    default: return NULL;
+    }
+}
+
+const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n)
+{
+    *n = umpi__tables[kind][inter != 0].n;
+    return umpi__tables[kind][inter != 0].algos;
+}
+
+const char *umpi_coll_kind_name(umpi_coll_kind_t kind)
+{
+    return umpi__kind_names[kind];
+}
+
+umpi_coll_shape_t umpi_coll_shape;
+
+umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v)
+{
+    if (c->coll != NULL && v->size == c->size && v->rank == c->rank)
+        return c->coll->nnodes > 1 ? UMPI_LINK_NET : UMPI_LINK_SHM;
+    int node = -1;
+    for (int i = 0; i < v->size; i++) {
+        int n = umpi_coll_node_of(v->world ? v->world[i] : i);
+        if (i > 0 && n != node)
+            return UMPI_LINK_NET;
+        node = n;
+    }
+    return UMPI_LINK_SHM;
+}
+
+/* The algorithm for this call: the forced one if it can run it, else the cheapest usable one. */
+static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const umpi_coll_args_t *a)
+{
+    int inter = a->comm->is_inter, n;
+    const umpi_coll_algo_t *t = umpi_coll_algos(a->kind, inter, &n);
+    const char **knob = umpi__knob(a->kind);
+    const char *forced = knob ? *knob : NULL;
+    if (forced != NULL && strcmp(forced, "auto") != 0) {
+        for (int i = 0; i < n; i++) {
+            if (strcmp(t[i].name, forced) != 0)
+                continue;
+            if (t[i].usable == NULL || t[i].usable(v, a))
+                return &t[i];
+            umpi_debug(1, "%s: algorithm %s (forced) cannot run this call; the cost model chooses",
+                       umpi__kind_names[a->kind], forced);
+            break;
+        }
+    }
+    const umpi_coll_cost_t *cost = &umpi_coll_cost[umpi_coll_link(a->comm, v)];
+    const umpi_coll_algo_t *best = NULL;
+    double best_t = 0;
+    for (int i = 0; i < n; i++) {
+        if (t[i].usable != NULL && !t[i].usable(v, a))
+            continue;
+        double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0;
+        if (best == NULL || est < best_t) {
+            best = &t[i];
+            best_t = est;
+        }
+    }
+    return best;
+}
+
+int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
+{
+    umpi_coll_view_t v;
+    umpi_coll_view_local(&v, a->comm);
+    umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
+    if (cc == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
+    umpi_coll_shape.nnodes = cc->nnodes;
+    umpi_coll_shape.max_ppn = cc->max_ppn;
+    const umpi_coll_algo_t *algo = umpi__select(&v, a);
+    int nalgos;
+    if (algo == NULL && a->comm->is_inter && (umpi_coll_algos(a->kind, 1, &nalgos), nalgos == 0))
+        return umpi_err_create(MPI_ERR_COMM, "%s is not defined on an intercommunicator (argument 'comm')",
+                               umpi__kind_names[a->kind]);
+    if (algo == NULL)
+        return umpi_err_create(MPI_ERR_INTERN, "no %s algorithm can run on this %s", umpi__kind_names[a->kind],
+                               a->comm->is_inter ? "intercommunicator" : "communicator");
+    umpi_debug(1, "%s%s on %s (size %d, %zu bytes): algorithm %s",
+               mode == UMPI_COLL_NONBLOCKING ? "i" : "", umpi__kind_names[a->kind],
+               a->comm->name[0] ? a->comm->name : "a communicator", a->comm->size, a->bytes, algo->name);
+    umpi_sched_t *s = umpi_sched_new(a->comm);
+    if (s == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory starting a collective");
+    int err = algo->build(s, &v, a);
+    if (err != MPI_SUCCESS) {
+        umpi_sched_free(s);
+        return err;
+    }
+    if (mode == UMPI_COLL_BLOCKING)
+        return umpi_sched_run(s);
+    return umpi_sched_request(s, mode == UMPI_COLL_PERSISTENT, request);
+}

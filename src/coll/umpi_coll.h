@@ -1,0 +1,302 @@
+/*
+ * Collectives (shared/DESIGN.md, "Collectives").
+ *
+ * Every collective call becomes a schedule (umpi_sched.h) built by one ALGORITHM: a function of
+ * one file in src/coll/algo/, with the signature umpi_coll_build_fn. An algorithm adds the steps
+ * this process takes over a view (the members it runs over) to the schedule, reading what the
+ * call passed from umpi_coll_args_t. The same build serves the blocking call (run to completion),
+ * the nonblocking one (a request whose schedule progresses in the background) and the persistent
+ * one (built at _init, restarted by MPI_Start).
+ *
+ * Each collective kind has a table of algorithms (select.c). The cost model picks the cheapest
+ * usable one for the call from the number of members, the bytes and the link class between them;
+ * UMPI_<COLL>_ALGORITHM=<name> forces one (an algorithm that cannot run the call falls back to
+ * the model's choice, with a debug message). UMPI_DEBUG=1 prints every choice.
+ */
+#ifndef UMPI_COLL_H
+#define UMPI_COLL_H
+
+#include "coll/umpi_sched.h"
+#include "core/umpi_err.h"
+
+typedef enum {
+    UMPI_COLL_BARRIER,
+    UMPI_COLL_BCAST,
+    UMPI_COLL_GATHER,
+    UMPI_COLL_GATHERV,
+    UMPI_COLL_SCATTER,
+    UMPI_COLL_SCATTERV,
+    UMPI_COLL_ALLGATHER,
+    UMPI_COLL_ALLGATHERV,
+    UMPI_COLL_ALLTOALL,
+    UMPI_COLL_ALLTOALLV,
+    UMPI_COLL_ALLTOALLW,
+    UMPI_COLL_REDUCE,
+    UMPI_COLL_ALLREDUCE,
+    UMPI_COLL_REDUCE_SCATTER,
+    UMPI_COLL_REDUCE_SCATTER_BLOCK,
+    UMPI_COLL_SCAN,
+    UMPI_COLL_EXSCAN,
+    UMPI_COLL_NEIGHBOR_ALLGATHER,
+    UMPI_COLL_NEIGHBOR_ALLGATHERV,
+    UMPI_COLL_NEIGHBOR_ALLTOALL,
+    UMPI_COLL_NEIGHBOR_ALLTOALLV,
+    UMPI_COLL_NEIGHBOR_ALLTOALLW,
+    UMPI_COLL_NKINDS
+} umpi_coll_kind_t;
+
+/*
+ * What a collective call passed, as the standard names it; unused fields are zero. Buffers may be
+ * MPI_IN_PLACE where the standard allows it (algorithms test sbuf == MPI_IN_PLACE). The v/w
+ * arrays are the caller's (widened to MPI_Count / MPI_Aint): an algorithm reads them while it
+ * builds and never keeps them. For intercommunicators root is as the caller gave it (MPI_ROOT,
+ * MPI_PROC_NULL or a remote rank).
+ */
+typedef struct umpi_coll_args {
+    umpi_coll_kind_t kind;
+    umpi_comm_t *comm;
+    const void *sbuf;
+    void *rbuf;
+    MPI_Count scount, rcount;
+    umpi_dtype_t *sdt, *rdt;
+    const MPI_Count *scounts, *rcounts;  /* v and w variants */
+    const MPI_Aint *sdispls, *rdispls;
+    umpi_dtype_t **sdts, **rdts;         /* w variants (decoded) */
+    umpi_op_t *op;
+    int root;
+    size_t bytes;                        /* the message size the cost model uses (see select.c) */
+} umpi_coll_args_t;
+
+/* Adds this process's steps of the collective to s. An MPI error code. */
+typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
+/*
+ * Cost model parameters of one link class, measured on this machine (bench/NOTES.md says how):
+ *   alpha  us   start-up time of one message (latency), sender and receiver included
+ *   beta   us/B time per byte moved (1 / bandwidth)
+ *   gamma  us/B time per byte reduced by a predefined op (local computation)
+ */
+typedef struct umpi_coll_cost {
+    double alpha, beta, gamma;
+} umpi_coll_cost_t;
+
+typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
+
+typedef struct umpi_coll_algo {
+    const char *name;          /* what UMPI_<COLL>_ALGORITHM names it by */
+    umpi_coll_build_fn build;
+    /* 0 when it cannot run this call (an op that is not commutative, ...); NULL: always usable */
+    int (*usable)(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c. */
+    double (*cost)(const umpi_coll_cost_t *c, int p, double n);
+    const char *doc;           /* one line for umpi_info */
+} umpi_coll_algo_t;
+
+/* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */
+const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n);
+/* The name of a kind ("allreduce") and its knob's value ("auto" or an algorithm's name). */
+const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
+
+/*
+ * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
+ * (a started request) or persistent (an inactive request). Called with the big lock held.
+ */
+enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
+int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
+
+/* For the MPI functions (coll.c): the op argument decoded and checked against dt (MPI_ERR_OP);
+ * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);
+ * umpi_coll_post under the big lock. */
+int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
+int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
+int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
+
+/* ---- node structure (hier.c) ------------------------------------------------------------------------ */
+
+/*
+ * Which members of a communicator (its local group) share a node, made on its first collective
+ * and kept until it is freed. Nodes come from the launcher, or from UMPI_COLL_RANKS_PER_NODE,
+ * which declares node boundaries on one machine so that the hierarchical algorithms can be
+ * tested and measured there. Hierarchical algorithms run a node phase over `node` (sub-view 1)
+ * and an inter-node phase over `leaders` (sub-view 2) within one schedule.
+ */
+typedef struct umpi_coll_comm {
+    int nnodes;               /* nodes the members are on */
+    int max_ppn;              /* most members on one node */
+    int *node_idx;            /* member -> index of its node (the order of leaders) */
+    umpi_coll_view_t node;    /* the members on my node, in rank order */
+    umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
+    int *node_world, *node_src, *leader_world, *leader_src;
+} umpi_coll_comm_t;
+
+/* c's structure (made on first use); NULL when out of memory. */
+umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
+void umpi_coll_comm_free(umpi_coll_comm_t *cc);
+/* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
+int umpi_coll_node_of(int world_rank);
+
+/*
+ * For umpi_info (exported, it is a separate program): algorithm i of collective kind `kind` (0 ..
+ * UMPI_COLL_NKINDS - 1) for intra- (inter = 0) or intercommunicators. Returns its one-line doc and
+ * sets *name, or returns NULL (and *name = NULL) past the kind's last algorithm; *kind_name is the
+ * kind's name ("allreduce"), NULL past the last kind.
+ */
+const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
+    __attribute__((visibility("default")));
+
+/* Link class between the members of v (SHM when all of them share a node). */
+umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
+extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
+/* The shape of the communicator of the call being chosen for (set by the driver before the
+ * algorithms' cost formulas run), for the formulas of hierarchical algorithms. */
+typedef struct {
+    int nnodes, max_ppn;
+} umpi_coll_shape_t;
+extern umpi_coll_shape_t umpi_coll_shape;
+
+/* ---- helpers for algorithms --------------------------------------------------------------------- */
+
+/* The smallest power of two >= n (1 for n <= 1), and floor(log2(n)) for n >= 1. */
+static inline int umpi_coll_pow2_ceil(int n)
+{
+    int p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+static inline int umpi_coll_log2(int n)
+{
+    int l = 0;
+    while ((1 << (l + 1)) <= n)
+        l++;
+    return l;
+}
+/* Returns the error of a step that failed (builders add many steps in a row). */
+#define UMPI_COLL_TRY(call)                                                                                \
+    do {                                                                                                   \
+        int umpi_err_ = (call);                                                                            \
+        if (umpi_unlikely(umpi_err_ != MPI_SUCCESS))                                                       \
+            return umpi_err_;                                                                              \
+    } while (0)
+
+/* Address of element i of a buffer of dt (extent steps). */
+static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_t *dt)
+{
+    return (char *) buf + i * dt->extent;
+}
+
+/* ---- the algorithms (src/coll/algo/), listed in select.c's tables ---------------------------- */
+
+#define UMPI_COLL_ALGO(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
+UMPI_COLL_ALGO(umpi_barrier_dissemination);
+UMPI_COLL_ALGO(umpi_bcast_binomial);
+UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
+/* hierarchical (lead) */
+UMPI_COLL_ALGO(umpi_barrier_hier);
+UMPI_COLL_ALGO(umpi_bcast_hier);
+UMPI_COLL_ALGO(umpi_allreduce_hier);
+int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
+/* -- part c3: intercommunicator and neighbourhood collectives -- */
+UMPI_COLL_ALGO(umpi_neighbor_linear);
+UMPI_COLL_ALGO(umpi_inter_barrier);
+UMPI_COLL_ALGO(umpi_inter_bcast);
+UMPI_COLL_ALGO(umpi_inter_gather);
+UMPI_COLL_ALGO(umpi_inter_gatherv);
+UMPI_COLL_ALGO(umpi_inter_scatter);
+UMPI_COLL_ALGO(umpi_inter_scatterv);
+UMPI_COLL_ALGO(umpi_inter_allgather);
+UMPI_COLL_ALGO(umpi_inter_allgatherv);
+UMPI_COLL_ALGO(umpi_inter_alltoall);
+UMPI_COLL_ALGO(umpi_inter_alltoallv);
+UMPI_COLL_ALGO(umpi_inter_alltoallw);
+UMPI_COLL_ALGO(umpi_inter_reduce);
+UMPI_COLL_ALGO(umpi_inter_allreduce);
+UMPI_COLL_ALGO(umpi_inter_reduce_scatter);
+UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block);
+/* The neighbours of my process in c's topology, in the standard's order (MPI_PROC_NULL where a
+ * Cartesian grid ends): *in / *out are malloc'ed (the caller frees them); MPI_ERR_TOPOLOGY when c
+ * carries no topology. */
+int umpi_coll_neighbors(const umpi_comm_t *c, int **in, int *nin, int **out, int *nout);
+/* Inter helpers (src/coll/inter.c), over the local group view lv of an intercommunicator: the
+ * reduction of every member's count elements of sbuf (in rank order) into acc at member 0, which
+ * must be scratch there (other members pass NULL); and the first member's buf to all members. */
+int umpi_coll_inter_reduce_local(umpi_sched_t *s, const umpi_coll_view_t *lv, const void *sbuf, void *acc,
+                                 MPI_Count count, umpi_dtype_t *dt, umpi_op_t *op);
+int umpi_coll_inter_bcast_local(umpi_sched_t *s, const umpi_coll_view_t *lv, void *buf, MPI_Count count,
+                                umpi_dtype_t *dt);
+/* Reduce_scatter (counts[i] elements for member i) or its block form (counts NULL: count each). */
+int umpi_coll_inter_reduce_scatter_counts(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
+                                          const MPI_Count *counts, MPI_Count count);
+
+/* part c1: gather, scatter, allgather, alltoall families (alltoallw runs the alltoallv builders) */
+UMPI_COLL_ALGO(umpi_gather_binomial);
+UMPI_COLL_ALGO(umpi_gather_linear);
+UMPI_COLL_ALGO(umpi_gatherv_linear);
+UMPI_COLL_ALGO(umpi_scatter_binomial);
+UMPI_COLL_ALGO(umpi_scatter_linear);
+UMPI_COLL_ALGO(umpi_scatterv_linear);
+UMPI_COLL_ALGO(umpi_allgather_ring);
+UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
+int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+UMPI_COLL_ALGO(umpi_allgather_bruck);
+UMPI_COLL_ALGO(umpi_allgatherv_ring);
+UMPI_COLL_ALGO(umpi_allgatherv_linear);
+UMPI_COLL_ALGO(umpi_alltoall_pairwise);
+UMPI_COLL_ALGO(umpi_alltoall_bruck);
+UMPI_COLL_ALGO(umpi_alltoall_linear);
+UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
+UMPI_COLL_ALGO(umpi_alltoallv_linear);
+
+/* ---- reductions, more broadcast and barrier algorithms (issue 4, part c2) ---------------------- */
+UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
+UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
+UMPI_COLL_ALGO(umpi_bcast_pipeline);
+UMPI_COLL_ALGO(umpi_reduce_binomial);
+UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_allreduce_ring);
+UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
+UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
+UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
+UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
+UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_scan_linear);
+UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_exscan_linear);
+
+/* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
+static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
+{
+    return a->rcounts ? a->rcounts[i] : a->rcount;
+}
+/* usable() of the algorithms that combine data out of rank order. */
+int umpi_coll_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
+/*
+ * Rabenseifner's building blocks (algo/halving.c). With pof2 the largest power of two <= p and
+ * rem = p - pof2, members 2i and 2i+1 (i < rem) fold into new rank i (the odd one keeps going),
+ * member r >= 2 * rem becomes r - rem. The vector is cut into pof2 blocks by element displacements
+ * disp[0..pof2] (block i of new rank i).
+ */
+static inline int umpi_coll_fold_member(int newrank, int rem)
+{
+    return newrank < rem ? 2 * newrank + 1 : newrank + rem;
+}
+/* Recursive halving among the new ranks: afterwards block newrank of buf holds the reduction of
+ * every new rank's buf; tmp has room for half the vector. Commutative ops only. */
+int umpi_coll_halving(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, const MPI_Count *disp,
+                      int pof2, int rem, int newrank, umpi_dtype_t *dt, umpi_op_t *op);
+/* Recursive doubling allgather of those blocks among the new ranks. */
+int umpi_coll_doubling_allgather(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, const MPI_Count *disp,
+                                 int pof2, int rem, int newrank, umpi_dtype_t *dt);
+/* Fills disp[0..k] cutting n elements into k blocks as equal as can be. */
+void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n);
+/* Scratch for an algorithm's bookkeeping during the build (freed with the schedule). */
+static inline MPI_Count *umpi_coll_counts(umpi_sched_t *s, int k)
+{
+    return umpi_sched_buf(s, (size_t) k * sizeof(MPI_Count));
+}
+
+#endif
