@@ -71,6 +71,9 @@ static int umpi__allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, 
     int err = umpi_coll_op_arg(op, dt, &a.op);
     if (err == MPI_SUCCESS)
         err = umpi_coll_aliased(sendbuf, recvbuf, count);
+    if (err == MPI_SUCCESS && comm->is_inter && sendbuf == MPI_IN_PLACE)
+        err = umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument 'sendbuf' is not allowed on an "
+                              "intercommunicator");
     if (err != MPI_SUCCESS)
         return err;
     return umpi_coll_run(&a, mode, request);

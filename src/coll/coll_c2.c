@@ -34,15 +34,19 @@ static int umpi__reduce(const void *sendbuf, void *recvbuf, MPI_Count count, ump
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_REDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
                           .scount = count, .rcount = count, .root = root};
-    int is_root = !comm->is_inter && comm->rank == root;
+    int is_root = umpi_check_at_root(root, comm);
     int err = MPI_SUCCESS;
     if (!is_root) {
         a.rbuf = NULL; /* not significant here */
-        if (!comm->is_inter)
-            err = umpi__no_in_place(sendbuf, "at a process other than the root");
+        if (!comm->is_inter || root != MPI_PROC_NULL)
+            err = umpi__no_in_place(sendbuf, comm->is_inter ? "on an intercommunicator" :
+                                                              "at a process other than the root");
     } else {
         err = umpi_check_buffer(recvbuf, count, dt, "recvbuf");
     }
+    /* Intercommunicator: the root's group sends nothing (sendbuf is not significant there) */
+    if (comm->is_inter && (root == MPI_ROOT || root == MPI_PROC_NULL))
+        a.sbuf = NULL;
     if (err == MPI_SUCCESS)
         err = umpi__reduction_args(&a, op, dt, count);
     if (err != MPI_SUCCESS)
@@ -88,7 +92,9 @@ static int umpi__reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Co
         total += c;
     }
     a.scount = total;
-    if (recvcounts) {
+    if (comm->is_inter)
+        err = umpi__no_in_place(sendbuf, "on an intercommunicator");
+    if (err == MPI_SUCCESS && recvcounts) {
         a.rcount = recvcounts[comm->rank];
         err = umpi_check_buffer(recvbuf, a.rcount, dt, "recvbuf");
     }
