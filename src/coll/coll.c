@@ -105,7 +105,7 @@ int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op)
     *op = umpi_op_get(h);
     if (*op == NULL)
         return umpi_err_create(MPI_ERR_OP, "invalid operation 0x%x in argument 'op'", (unsigned) h);
-    return umpi_op_check(*op, dt, "argument 'op'");
+    return umpi_op_check(*op, dt, "op");
 }
 
 int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count)
