@@ -6,6 +6,15 @@
  * rounds (the formulas below, with n the message size the kind defines: args.bytes). alpha, beta
  * and gamma belong to the link class the members share (same node: shared memory through UCX;
  * several nodes: the network); the values are measured on this machine (bench/NOTES.md).
+ *
+ * Flat against hierarchical (part hier2): on a communicator spanning nodes a flat algorithm's
+ * formula gets the NET parameters with beta multiplied by max_ppn (the members of a node share
+ * its network link and, in the bandwidth-bound algorithms, all send at once), so every round is
+ * charged as if it crossed the network. A hierarchical formula adds its node phases (max_ppn
+ * members, SHM parameters) and its leaders' phase (nnodes members, NET parameters unshared) from
+ * umpi_coll_shape. The NET values are a guess for 100 Gb/s InfiniBand, not a measurement: the
+ * crossovers across nodes are only as good as that guess. UMPI_DEBUG=2 prints every candidate of
+ * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
