@@ -83,3 +83,12 @@ libmpi_la_SOURCES += \
 	src/coll/algo/scan_linear.c \
 	src/coll/algo/exscan_recursive_doubling.c \
 	src/coll/algo/exscan_linear.c
+
+# --- part hier2: more hierarchical algorithms ---
+libmpi_la_SOURCES += \
+	src/coll/algo/hier_blocks.h \
+	src/coll/algo/reduce_hier.c \
+	src/coll/algo/allgather_hier.c \
+	src/coll/algo/gather_hier.c \
+	src/coll/algo/scatter_hier.c \
+	src/coll/algo/allreduce_hier_large.c

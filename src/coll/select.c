@@ -6,6 +6,15 @@
  * rounds (the formulas below, with n the message size the kind defines: args.bytes). alpha, beta
  * and gamma belong to the link class the members share (same node: shared memory through UCX;
  * several nodes: the network); the values are measured on this machine (bench/NOTES.md).
+ *
+ * Flat against hierarchical (part hier2): on a communicator spanning nodes a flat algorithm's
+ * formula gets the NET parameters with beta multiplied by max_ppn (the members of a node share
+ * its network link and, in the bandwidth-bound algorithms, all send at once), so every round is
+ * charged as if it crossed the network. A hierarchical formula adds its node phases (max_ppn
+ * members, SHM parameters) and its leaders' phase (nnodes members, NET parameters unshared) from
+ * umpi_coll_shape. The NET values are a guess for 100 Gb/s InfiniBand, not a measurement: the
+ * crossovers across nodes are only as good as that guess. UMPI_DEBUG=2 prints every candidate of
+ * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
@@ -237,6 +246,53 @@ static double umpi__cost_scan_linear(const umpi_coll_cost_t *c, int p, double n)
     return (p - 1) * (c->alpha + n * c->beta + n * c->gamma);
 }
 
+/* ---- cost formulas of part hier2 (more hierarchical algorithms) ----------------------------------------
+ * As the lead's hierarchical formulas above: node phases among max_ppn members with the SHM
+ * parameters, the leaders' phase among nnodes with the NET ones, each phase as its flat formula;
+ * the c parameter (the link class of the whole communicator) is not used. n as the kind defines it
+ * (Reduce, Allreduce: the vector; Gather, Scatter, Allgather: one process's block). */
+#define UMPI__SHM (&umpi_coll_cost[UMPI_LINK_SHM])
+#define UMPI__NET (&umpi_coll_cost[UMPI_LINK_NET])
+
+static double umpi__cost_hier_reduce(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    /* node reduce, leaders' reduce, the result to a root that does not lead its node (counted always) */
+    return umpi__cost_reduce_binomial(UMPI__SHM, umpi_coll_shape.max_ppn, n) +
+           umpi__cost_reduce_binomial(UMPI__NET, umpi_coll_shape.nnodes, n) + UMPI__SHM->alpha + n * UMPI__SHM->beta;
+}
+
+static double umpi__cost_hier_gather(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    /* node gather of max_ppn blocks, nnodes - 1 pieces of max_ppn blocks into the root's leader,
+     * the p blocks to the root and into place */
+    int ppn = umpi_coll_shape.max_ppn;
+    return umpi__cost_tree_gather(UMPI__SHM, ppn, n) + umpi__cost_linear_rooted(UMPI__NET, umpi_coll_shape.nnodes, ppn * n) +
+           UMPI__SHM->alpha + 2 * p * n * UMPI__SHM->beta;
+}
+
+static double umpi__cost_hier_allgather(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    /* node gather, leaders' ring of node pieces, node broadcast of all p blocks, into place */
+    int ppn = umpi_coll_shape.max_ppn;
+    return umpi__cost_tree_gather(UMPI__SHM, ppn, n) + umpi__cost_ring(UMPI__NET, umpi_coll_shape.nnodes, ppn * n) +
+           umpi__cost_binomial(UMPI__SHM, ppn, p * n) + p * n * UMPI__SHM->beta;
+}
+
+static double umpi__cost_hier_allreduce_large(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) c;
+    (void) p;
+    int ppn = umpi_coll_shape.max_ppn, k = umpi_coll_shape.nnodes;
+    double net = (k & (k - 1)) == 0 ? umpi__cost_allreduce_rabenseifner(UMPI__NET, k, n)
+                                    : umpi__cost_allreduce_ring(UMPI__NET, k, n);
+    return umpi__cost_reduce_rabenseifner(UMPI__SHM, ppn, n) + net +
+           umpi__cost_bcast_scatter_allgather(UMPI__SHM, ppn, n);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -273,6 +329,10 @@ static const umpi_coll_algo_t umpi__allreduce[] = {
      "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops"},
     {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
      "binomial reduce to member 0 in rank order, then binomial broadcast"},
+    /* part hier2 */
+    {"hier_large", umpi_allreduce_hier_large, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce_large,
+     "Rabenseifner reduce in each node, ring/Rabenseifner among node leaders, scatter+allgather bcast in each "
+     "node: large vectors, commutative ops"},
 };
 
 /* -- part c3: one algorithm per kind on intercommunicators, one for neighbourhood collectives -- */
@@ -308,6 +368,9 @@ static const umpi_coll_algo_t umpi__gather[] = {
      "binomial tree to the root, subtrees' blocks packed: log2 p rounds"},
     {"linear", umpi_gather_linear, NULL, umpi__cost_linear_rooted,
      "every process sends to the root, which receives p - 1 messages in one round"},
+    /* part hier2 */
+    {"hier", umpi_gather_hier, umpi_coll_hier_usable, umpi__cost_hier_gather,
+     "binomial gather to each node leader, leaders send their node's blocks to the root's, blocks placed by rank"},
 };
 
 static const umpi_coll_algo_t umpi__gatherv[] = {
@@ -320,6 +383,9 @@ static const umpi_coll_algo_t umpi__scatter[] = {
      "binomial tree from the root, subtrees' blocks packed: log2 p rounds"},
     {"linear", umpi_scatter_linear, NULL, umpi__cost_linear_rooted,
      "the root sends every process its block, p - 1 messages in one round"},
+    /* part hier2 */
+    {"hier", umpi_scatter_hier, umpi_coll_hier_usable, umpi__cost_hier_gather,
+     "root's node leader sends each leader its node's blocks, binomial scatter inside each node"},
 };
 
 static const umpi_coll_algo_t umpi__scatterv[] = {
@@ -334,6 +400,9 @@ static const umpi_coll_algo_t umpi__allgather[] = {
      "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)"},
     {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
      "p - 1 rounds passing one block to the right neighbour"},
+    /* part hier2 */
+    {"hier", umpi_allgather_hier, umpi_coll_hier_usable, umpi__cost_hier_allgather,
+     "gather to each node leader, ring among leaders, node broadcast, blocks placed by rank"},
 };
 
 static const umpi_coll_algo_t umpi__allgatherv[] = {
@@ -365,6 +434,9 @@ static const umpi_coll_algo_t umpi__reduce[] = {
      "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)"},
     {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
      "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops"},
+    /* part hier2 */
+    {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_reduce,
+     "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
 };
 
 /* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
@@ -532,13 +604,26 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
             break;
         }
     }
-    const umpi_coll_cost_t *cost = &umpi_coll_cost[umpi_coll_link(a->comm, v)];
+    umpi_link_t link = umpi_coll_link(a->comm, v);
+    umpi_coll_cost_t eff = umpi_coll_cost[link];
+    /* Across nodes, the members of a node share its network link: a flat algorithm whose members
+     * all send at once gets 1 / max_ppn of the bandwidth each (part hier2). The hierarchical
+     * formulas price their leaders' phase (one member per node) with the unshared NET values. */
+    if (link == UMPI_LINK_NET && umpi_coll_shape.max_ppn > 1)
+        eff.beta *= umpi_coll_shape.max_ppn;
+    const umpi_coll_cost_t *cost = &eff;
     const umpi_coll_algo_t *best = NULL;
     double best_t = 0;
     for (int i = 0; i < n; i++) {
-        if (t[i].usable != NULL && !t[i].usable(v, a))
+        if (t[i].usable != NULL && !t[i].usable(v, a)) {
+            umpi_debug(2, "%s candidate %s: cannot run this call", umpi__kind_names[a->kind], t[i].name);
             continue;
+        }
         double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0;
+        /* UMPI_DEBUG=2: every candidate with its estimate (part hier2) */
+        umpi_debug(2, "%s candidate %s: estimated %.3f us (%d members, %zu bytes, %d nodes, at most %d per node)",
+                   umpi__kind_names[a->kind], t[i].name, est, v->size, a->bytes, umpi_coll_shape.nnodes,
+                   umpi_coll_shape.max_ppn);
         if (best == NULL || est < best_t) {
             best = &t[i];
             best_t = est;

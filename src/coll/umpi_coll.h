@@ -266,6 +266,13 @@ UMPI_COLL_ALGO(umpi_scan_linear);
 UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
 UMPI_COLL_ALGO(umpi_exscan_linear);
 
+/* ---- more hierarchical algorithms (issue 4, part hier2); usable: umpi_coll_hier_usable[_commutative] ---- */
+UMPI_COLL_ALGO(umpi_reduce_hier);
+UMPI_COLL_ALGO(umpi_allgather_hier);
+UMPI_COLL_ALGO(umpi_gather_hier);
+UMPI_COLL_ALGO(umpi_scatter_hier);
+UMPI_COLL_ALGO(umpi_allreduce_hier_large);
+
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
 {
