@@ -664,6 +664,11 @@ typedef void(MPI_T_event_dropped_cb_function)(MPI_Count, MPI_T_event_registratio
 
 #include "mpi_proto.h"
 
+/* MPICH extensions, same names and signatures as MPICH's. */
+/* 1 when device (CUDA) buffers are handled: MPI is initialised and the CUDA driver found a GPU. */
+int MPIX_Query_cuda_support(void);
+int PMPIX_Query_cuda_support(void);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -19,6 +19,7 @@
 
 #include "coll/umpi_coll.h"
 #include "core/umpi_knobs.h"
+#include "cuda/umpi_cuda.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -36,6 +37,8 @@ static void umpi__usage(FILE *out)
             "  -k, --knobs    list only the knobs\n"
             "  -c, --coll     list only the collective algorithms of each collective, for intra-\n"
             "                 and intercommunicators\n"
+            "  -g, --gpu      print only the GPU state; exit status 0 when MPI_Init would use CUDA,\n"
+            "                 1 when not\n"
             "  -V, --version  print only the version\n"
             "  -h, --help     this text\n"
             "\n"
@@ -59,6 +62,32 @@ static const char *umpi__libmpi_path(void)
     return info.dli_fname;
 }
 
+/* Loads the CUDA driver as MPI_Init would (UMPI_CUDA from this environment) and says what it found.
+ * Returns 1 when MPI_Init would use CUDA. */
+static int umpi__print_gpu(void)
+{
+    struct umpi_cuda_state st;
+    char buf[320];
+
+    umpi_knobs_load();
+    umpi_status_t rc = umpi_cuda_init();
+    umpi_cuda_get_state(&st);
+    snprintf(buf, sizeof(buf), "UMPI_CUDA=%s; %s", st.mode,
+             !st.loaded ? "driver not loaded" : st.active ? "driver loaded, GPU buffers detected" : "driver loaded, not used");
+    umpi__row("GPU", buf);
+    if (st.loaded) {
+        snprintf(buf, sizeof(buf), "%d.%d, %d device(s)", st.driver_version / 1000, st.driver_version % 1000 / 10,
+                 st.devices);
+        umpi__row("CUDA driver", buf);
+    }
+    umpi__row(st.active ? "GPU path" : "why host only", st.why);
+    if (rc != UMPI_OK)
+        umpi__row("MPI_Init", "would fail: UMPI_CUDA=1 and CUDA is not usable");
+    umpi__row("GPU buffers", "classified; not yet carried by point-to-point or collectives (host memory only)");
+    umpi_cuda_finalize();
+    return st.active;
+}
+
 static void umpi__print_build(void)
 {
     const char *args = UMPI_CONFIGURE_ARGS;
@@ -74,15 +103,16 @@ static void umpi__print_build(void)
     umpi__row("PMIx", UMPI_PMIX_VERSION);
     umpi__row("hwloc", UMPI_HWLOC_VERSION);
 #ifdef UMPI_HAVE_CUDA_BUILD
-    umpi__row("CUDA", "toolkit found at " UMPI_CUDA_DIR "; GPU buffers are not supported yet (host memory only)");
+    umpi__row("CUDA", "toolkit found at " UMPI_CUDA_DIR " (the driver itself is loaded at run time)");
 #else
-    umpi__row("CUDA", "no toolkit found by configure; host memory only");
+    umpi__row("CUDA", "no toolkit found by configure (the driver is still loaded at run time)");
 #endif
 
     printf("\nRun time\n");
     umpi__row("libmpi", umpi__libmpi_path());
     umpi__row("UCX", ucp_get_version_string());
     umpi__row("PMIx", PMIx_Get_version());
+    umpi__print_gpu();
 }
 
 /* Prints text wrapped at UMPI__TEXT_W columns, every line indented by `indent` spaces. Words longer
@@ -214,6 +244,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "-k") == 0 || strcmp(a, "--knobs") == 0) {
             show_build = 0;
             show_knobs = 1;
+        } else if (strcmp(a, "-g") == 0 || strcmp(a, "--gpu") == 0) {
+            int active = umpi__print_gpu();
+            return fflush(stdout) == 0 && active ? 0 : 1;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             printf("umpi %s (MPI %d.%d)\n", UMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
             return 0;

@@ -11,6 +11,7 @@
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
+#include "cuda/umpi_cuda.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
 
@@ -62,6 +63,11 @@ static int umpi__init(int required, int *provided)
 
     umpi_progress_init(pmi.local_size);
 
+    /* Once the rank is known (for the debug lines); UMPI_CUDA=1 without a usable GPU stops here. */
+    st = umpi_cuda_init();
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "starting CUDA failed");
+
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");
@@ -103,6 +109,7 @@ int umpi_impl_finalize(void)
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_ucx_finalize();
+    umpi_cuda_finalize();
     umpi_sched_finalize();
     umpi_request_pool_finalize();
     umpi_status_t st2 = umpi_pmi_finalize();

@@ -1,0 +1,8 @@
+# src/cuda: GPU buffers (issue 5). No link-time dependency on CUDA: the driver is opened with
+# dlopen (libmpi already links -ldl), so this builds the same with and without a toolkit.
+libmpi_la_SOURCES += \
+	src/cuda/umpi_cuda.h \
+	src/cuda/umpi_cuda_drv.h \
+	src/cuda/loader.c \
+	src/cuda/classify.c \
+	src/cuda/query.c

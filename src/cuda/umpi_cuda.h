@@ -1,0 +1,185 @@
+/*
+ * src/cuda: GPU buffers. This first step loads the driver and classifies buffers; nothing routes
+ * point-to-point or collectives through it yet (README.md, "GPU buffers (in progress)").
+ *
+ *   MPI_Init -> umpi_cuda_init: UMPI_CUDA=0|1|auto -> dlopen libcuda.so.1 -> dlsym the table ->
+ *               cuInit -> a device? -> umpi_cuda_active = 1
+ *   per call -> umpi_cuda_classify(buf): not active? host (one branch).
+ *               host granule cached? host (one load, one compare).
+ *               device/pinned/managed range cached? that range (binary search, under a lock
+ *               with THREAD_MULTIPLE). Otherwise one cuPointerGetAttributes, result cached.
+ *   finalize -> counters at UMPI_DEBUG>=1, cache freed, dlclose.
+ *
+ * The cache and its policies are described in classify.c.
+ */
+#ifndef UMPI_CUDA_H
+#define UMPI_CUDA_H
+
+#include "core/umpi.h"
+#include "cuda/umpi_cuda_drv.h"
+
+/* ---- state --------------------------------------------------------------------------------- */
+
+/* 1 when CUDA is in use: the driver loaded, cuInit succeeded, at least one device. */
+extern int umpi_cuda_active;
+
+/* What umpi_info and UMPI_DEBUG show. */
+struct umpi_cuda_state {
+    const char *mode;      /* "auto", "0", "1": UMPI_CUDA as understood */
+    int loaded;            /* the library was opened and every required symbol found */
+    int driver_version;    /* cuDriverGetVersion: 12040 is 12.4; 0 if unknown */
+    int devices;           /* cuDeviceGetCount, or 0 */
+    int active;            /* umpi_cuda_active */
+    char why[256];         /* why CUDA is not active (or what was found when it is) */
+};
+
+/*
+ * Reads UMPI_CUDA and loads the driver. With UMPI_CUDA=1 a missing driver or device is an error
+ * (UMPI_ERR_OTHER, cause in umpi_status_last_msg()); otherwise the process goes on host-only.
+ * Exported for umpi_info, which calls it without MPI_Init.
+ */
+umpi_status_t umpi_cuda_init(void) UMPI_EXPORT;
+/* The same, with another library name or (libname NULL) a ready table: the unit tests' entry. */
+umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver *fake);
+/* Prints the counters at UMPI_DEBUG>=1, empties the cache, closes the library. */
+void umpi_cuda_finalize(void) UMPI_EXPORT;
+void umpi_cuda_get_state(struct umpi_cuda_state *st) UMPI_EXPORT;
+
+/* "CUDA_ERROR_INVALID_VALUE: invalid argument" for a CUresult, via the driver when it is loaded. */
+const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
+
+/* ---- slow-path counters ------------------------------------------------------------------------ */
+
+/*
+ * UMPI_CUDA_STAT(name, doc): every event that costs more than the fast path. Counted always,
+ * printed at finalize with UMPI_DEBUG>=1. Counters bumped on a fast path are approximate under
+ * MPI_THREAD_MULTIPLE (plain load and store, no locked instruction); the others are exact.
+ */
+#define UMPI_CUDA_STATS(X)                                                                          \
+    X(host_hits, "host buffers answered by the granule cache (no driver call)")                     \
+    X(range_hits, "device, managed or pinned buffers answered by the range cache")                 \
+    X(driver_queries, "cuPointerGetAttributes calls (cache misses)")                                \
+    X(query_errors, "cuPointerGetAttributes failures")                                              \
+    X(range_replaced, "cached ranges dropped because a new allocation overlaps them")              \
+    X(range_overflow, "times the range cache was full and emptied")                                 \
+    X(buffer_id_changed, "validations that found a range freed and allocated again")               \
+    X(host_flushes, "times the host granule cache was emptied (a new device range was seen)")      \
+    X(staged_copies, "device buffers moved through a host copy (next steps)")                       \
+    X(pipelined, "device buffers moved by the pinned-buffer pipeline (next steps)")                 \
+    X(ipc_opened, "CUDA IPC handles opened (next steps)")
+
+enum umpi_cuda_stat {
+#define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,
+    UMPI_CUDA_STATS(UMPI__CUDA_STAT_ENUM)
+#undef UMPI__CUDA_STAT_ENUM
+    UMPI_CUDA_NSTATS
+};
+
+extern unsigned long umpi_cuda_stats[UMPI_CUDA_NSTATS];
+extern const char *const umpi_cuda_stat_names[UMPI_CUDA_NSTATS];
+
+/* Approximate count for hot paths. */
+static inline void umpi_cuda_stat_hot(enum umpi_cuda_stat s)
+{
+    __atomic_store_n(&umpi_cuda_stats[s], __atomic_load_n(&umpi_cuda_stats[s], __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
+}
+
+/* Exact count of a slow-path event, and at UMPI_DEBUG>=1 a line saying why it was taken. */
+void umpi_cuda_slow_path(enum umpi_cuda_stat s, const char *fmt, ...) UMPI_PRINTF(2, 3);
+static inline void umpi_cuda_stat_add(enum umpi_cuda_stat s)
+{
+    __atomic_fetch_add(&umpi_cuda_stats[s], 1, __ATOMIC_RELAXED);
+}
+
+/* ---- buffer classification --------------------------------------------------------------------- */
+
+typedef enum {
+    UMPI_CUDA_MEM_HOST = 0,        /* pageable host memory (or memory CUDA does not know) */
+    UMPI_CUDA_MEM_HOST_PINNED = 1, /* cuMemHostAlloc / cuMemHostRegister: host, DMA-able */
+    UMPI_CUDA_MEM_DEVICE = 2,      /* device memory: the CPU must not touch it */
+    UMPI_CUDA_MEM_MANAGED = 3,     /* cuMemAllocManaged: migrates on touch */
+} umpi_cuda_memtype_t;
+
+#define UMPI_CUDA_BUF_VMM         0x1 /* cuMemCreate + cuMemMap (not legacy-IPC capable, no pool) */
+#define UMPI_CUDA_BUF_POOL        0x2 /* stream-ordered allocator (cuMemAllocAsync, a memory pool) */
+#define UMPI_CUDA_BUF_LEGACY_IPC  0x4 /* cuIpcGetMemHandle works on it */
+#define UMPI_CUDA_BUF_MAPPED      0x8 /* the driver says the range is mapped */
+
+struct umpi_cuda_buf_info {
+    umpi_cuda_memtype_t type;
+    unsigned flags;               /* UMPI_CUDA_BUF_* */
+    int device;                   /* ordinal for DEVICE/MANAGED, -1 otherwise */
+    uintptr_t range_start;        /* the allocation holding the buffer; 0 and 0 for pageable host */
+    size_t range_size;
+    unsigned long long buffer_id; /* the driver's id of that allocation, 0 if none */
+};
+
+static inline int umpi_cuda_is_gpu(const struct umpi_cuda_buf_info *info)
+{
+    return info->type >= UMPI_CUDA_MEM_DEVICE;
+}
+
+/* Host granule cache (classify.c): a direct-mapped table of 2 MiB granules known to be host. */
+#define UMPI_CUDA_GRANULE_SHIFT 21
+#define UMPI_CUDA_HOST_SLOTS 1024
+extern uint64_t umpi_cuda_host_slots[UMPI_CUDA_HOST_SLOTS];
+extern uint64_t umpi_cuda_host_epoch;
+
+static inline uint64_t umpi_cuda_host_key(uintptr_t p, uint64_t epoch)
+{
+    /* granule index + 1 (so that 0 is never a key) above a 16-bit epoch */
+    return ((((uint64_t) p >> UMPI_CUDA_GRANULE_SHIFT) + 1) << 16) | (epoch & 0xffff);
+}
+
+umpi_status_t umpi_cuda_classify_slow(const void *ptr, size_t len, struct umpi_cuda_buf_info *info);
+
+static inline void umpi_cuda_info_host(struct umpi_cuda_buf_info *info)
+{
+    info->type = UMPI_CUDA_MEM_HOST;
+    info->flags = 0;
+    info->device = -1;
+    info->range_start = 0;
+    info->range_size = 0;
+    info->buffer_id = 0;
+}
+
+/**
+ * Says what kind of memory [ptr, ptr+len) is. Thread-safe: callers need not hold the big lock.
+ * A zero-length buffer is host (nothing of it is ever read or written), without a driver call.
+ * Returns UMPI_OK, or UMPI_ERR_OTHER (cause in umpi_status_last_msg()) when the driver fails or the
+ * buffer runs past the end of its device allocation.
+ */
+static inline umpi_status_t umpi_cuda_classify(const void *ptr, size_t len, struct umpi_cuda_buf_info *info)
+{
+    if (umpi_likely(!umpi_cuda_active) || len == 0) {
+        umpi_cuda_info_host(info);
+        return UMPI_OK;
+    }
+    uintptr_t p = (uintptr_t) ptr;
+    uint64_t key = umpi_cuda_host_key(p, __atomic_load_n(&umpi_cuda_host_epoch, __ATOMIC_RELAXED));
+    unsigned slot = (unsigned) (p >> UMPI_CUDA_GRANULE_SHIFT) & (UMPI_CUDA_HOST_SLOTS - 1);
+    if (umpi_likely(__atomic_load_n(&umpi_cuda_host_slots[slot], __ATOMIC_RELAXED) == key)) {
+        umpi_cuda_stat_hot(UMPI_CUDA_STAT_host_hits);
+        umpi_cuda_info_host(info);
+        return UMPI_OK;
+    }
+    return umpi_cuda_classify_slow(ptr, len, info);
+}
+
+/**
+ * For CUDA IPC (next step): asks the driver for the buffer id of info's range again and says whether
+ * it is still the allocation that was classified (1), or was freed and reused (0: the cache entry is
+ * dropped and info refreshed). Classification never does this; an IPC handle must.
+ */
+int umpi_cuda_validate(const void *ptr, size_t len, struct umpi_cuda_buf_info *info);
+
+/* Drops what the caches know about [ptr, ptr+len): umpi calls it before freeing memory it registered
+ * or allocated itself. */
+void umpi_cuda_forget(const void *ptr, size_t len);
+
+/* classify.c internals that loader.c calls. */
+void umpi_cuda_cache_reset(void);
+void umpi_cuda_cache_finalize(void);
+
+#endif /* UMPI_CUDA_H */
