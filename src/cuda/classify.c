@@ -114,6 +114,11 @@ static void umpi__insert(uintptr_t start, uintptr_t end, const struct umpi_cuda_
     size_t first = umpi__find(start), last = first;
     while (last < umpi__nranges && umpi__ranges[last].start < end)
         last++;
+    if (last == first + 1 && umpi__ranges[first].start == start && umpi__ranges[first].end == end &&
+        umpi__ranges[first].info.buffer_id == info->buffer_id) {
+        umpi__ranges[first].info = *info; /* asked again (a buffer past its end): the same allocation */
+        return;
+    }
     if (last > first) {
         umpi_cuda_stat_add(UMPI_CUDA_STAT_range_replaced);
         umpi_debug(2, "cuda: range [%#lx, %#lx) replaces %zu cached range(s) from %#lx", (unsigned long) start,

@@ -69,3 +69,10 @@ test_unit_test_op_SOURCES = test/unit/test_op.c src/coll/op.c src/coll/op_kernel
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_op_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)
+
+# src/cuda without a GPU: the loader and the classification caches against a fake driver (issue 5)
+check_PROGRAMS += test/unit/test_cuda
+test_unit_test_cuda_SOURCES = test/unit/test_cuda.c src/cuda/loader.c src/cuda/classify.c src/cuda/query.c \
+	$(UMPI_UNIT_BASE)
+test_unit_test_cuda_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_cuda_LDADD = $(UMPI_UNIT_LDADD) -ldl
