@@ -12,9 +12,9 @@ gpu=$?
 grep -q "^  GPU  *UMPI_CUDA=auto" "$OUT" || fail "umpi_info --gpu: no GPU line ($(cat "$OUT"))"
 want=$((1 - gpu))
 
-run -n 2 "$WORK/cuda_query" $want
+run -n 2 "$WORK/cuda_query" $want prepost
 expect_rc 0 "auto: MPIX_Query_cuda_support() == $want"
-UMPI_CUDA=0 run -n 2 "$WORK/cuda_query" 0
+UMPI_CUDA=0 run -n 2 "$WORK/cuda_query" 0 prepost
 expect_rc 0 "UMPI_CUDA=0"
 
 UMPI_CUDA=1 "$INFO" --gpu >"$OUT" 2>"$ERR"
