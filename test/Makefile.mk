@@ -1,5 +1,6 @@
 # test: build fragment (included by the top Makefile.am)
 include test/unit/Makefile.mk
+include test/gpu/Makefile.mk
 #
 # `make check` runs test/runtests against the *installed* tree: the MPI programs are built with
 # $(prefix)/bin/mpicc and run with $(prefix)/bin/mpirun, exactly as a user would. So the test command

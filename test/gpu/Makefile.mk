@@ -1,0 +1,15 @@
+# test/gpu: tests that need a GPU (issue 5). Built by `make check` everywhere (no CUDA toolkit needed:
+# they call the driver through umpi's own table); run by test/runtests' gpu suite only where
+# `umpi_info --gpu` finds a GPU, reported SKIP elsewhere. `make check-gpu` runs that suite alone.
+check_PROGRAMS += test/gpu/gpu_classify
+test_gpu_gpu_classify_SOURCES = test/gpu/gpu_classify.c src/cuda/loader.c src/cuda/classify.c $(UMPI_UNIT_BASE)
+test_gpu_gpu_classify_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_gpu_gpu_classify_LDADD = $(UMPI_UNIT_LDADD) -ldl
+
+EXTRA_DIST += test/gpu/testlist test/gpu/README.md
+
+check-gpu: all $(check_PROGRAMS)
+	@test -x "$(prefix)/bin/mpirun" || { echo "make check-gpu needs the installed tree: run make install first"; exit 1; }
+	abs_top_builddir="$(abs_top_builddir)" abs_top_srcdir="$(abs_top_srcdir)" \
+	$(PYTHON3) $(top_srcdir)/test/runtests --prefix "$(prefix)" --builddir "$(abs_top_builddir)" --suite gpu $(RUNTESTS_FLAGS)
+.PHONY: check-gpu
