@@ -6,3 +6,6 @@ libmpi_la_SOURCES += \
 	src/cuda/loader.c \
 	src/cuda/classify.c \
 	src/cuda/query.c
+
+# MPIX_Query_cuda_support is written by hand (not from the MPI standard's list), so is its page.
+dist_man3_MANS = man/man3/MPIX_Query_cuda_support.3
