@@ -20,6 +20,7 @@
 
 struct umpi_cuda_driver umpi_cuda_drv;
 int umpi_cuda_active;
+int umpi_cuda_device_buffers;
 unsigned long umpi_cuda_stats[UMPI_CUDA_NSTATS];
 const char *const umpi_cuda_stat_names[UMPI_CUDA_NSTATS] = {
 #define UMPI__CUDA_STAT_NAME(name, doc) #name,

@@ -22,6 +22,10 @@
 
 /* 1 when CUDA is in use: the driver loaded, cuInit succeeded, at least one device. */
 extern int umpi_cuda_active;
+/* Set by the paths that carry device buffers (point-to-point, collectives) once they exist; until
+ * then MPIX_Query_cuda_support() answers 0 even on a GPU machine, since handing umpi a device
+ * pointer is not yet supported. */
+extern int umpi_cuda_device_buffers;
 
 /* What umpi_info and UMPI_DEBUG show. */
 struct umpi_cuda_state {
