@@ -207,7 +207,11 @@ static void test_loader(void)
         umpi_cuda_get_state(&s);
         CHECK(umpi_cuda_active && s.active && s.devices == 2 && s.driver_version == 12040, "active");
         CHECK(strstr(s.why, "12.4") && strstr(s.why, "Fake GPU 0"), "why: %s", s.why);
-        CHECK(PMPIX_Query_cuda_support() == 1, "MPIX_Query_cuda_support with a GPU");
+        /* A GPU alone is not enough: device buffers must be carried too (not yet). */
+        CHECK(PMPIX_Query_cuda_support() == 0, "MPIX_Query_cuda_support with a GPU, device buffers not carried");
+        umpi_cuda_device_buffers = 1;
+        CHECK(PMPIX_Query_cuda_support() == 1, "MPIX_Query_cuda_support with a GPU and device buffers");
+        umpi_cuda_device_buffers = 0;
         umpi_cuda_finalize();
         CHECK(!umpi_cuda_active && PMPIX_Query_cuda_support() == 0, "finalize deactivates");
     }
