@@ -8,12 +8,28 @@
 int umpi_progress_nhooks;
 static umpi_progress_hook_t umpi__hooks[UMPI_PROGRESS_MAX_HOOKS];
 
+/*
+ * A hook that moved (a collective schedule finished a phase and posted the next one's sends and
+ * receives) may have handed UCX new work that a second UCX poll completes at once (a receive that
+ * matched a message already here, a rendezvous whose data can be fetched now), letting the hook
+ * move again. So one progress call (MPI_Test, say) repeats the pair while the hooks move, a few
+ * times at most: a nonblocking collective then goes as far as it can in each call instead of one
+ * phase per call (bench/NOTES.md, overlap).
+ */
+#define UMPI_PROGRESS_REPOLL 8
+
 unsigned umpi_progress_hooks(void)
 {
-    unsigned n = 0;
-    for (int i = 0; i < umpi_progress_nhooks; i++)
-        n += umpi__hooks[i]();
-    return n;
+    unsigned total = 0;
+    for (int round = 0; round < UMPI_PROGRESS_REPOLL; round++) {
+        unsigned n = 0;
+        for (int i = 0; i < umpi_progress_nhooks; i++)
+            n += umpi__hooks[i]();
+        total += n;
+        if (n == 0 || umpi_ucx_progress() == 0)
+            break;
+    }
+    return total;
 }
 
 int umpi_progress_register(umpi_progress_hook_t hook)
