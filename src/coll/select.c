@@ -9,6 +9,7 @@
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
+#include "core/umpi_progress.h"
 
 #include <string.h>
 
@@ -22,6 +23,15 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
     [UMPI_LINK_SHM] = {.alpha = 0.115, .beta = 1.0 / 13500.0, .gamma = 1.0 / 29000.0},
     [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
 };
+
+/* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
+ * yields, and the message's start-up is the hand-off to the rank that sends it; one core moves the
+ * data for both ends. Measured 2026-11-22 by bench/coll_params with both ranks pinned to one core
+ * (`taskset -c 0 mpirun -n 2 coll_params -r 9`, umpi, load average 5): alpha 2.09 us, beta
+ * 1/6342 us/B, gamma 1/28108 us/B. With it the model stops preferring the many-round algorithms
+ * (Rabenseifner reduce, scatter-allgather bcast) that lose by 2-3x there (bench/NOTES.md). */
+static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 2.09, .beta = 1.0 / 6342.0,
+                                                           .gamma = 1.0 / 28108.0};
 
 static double umpi__lg(int p)
 {
@@ -532,7 +542,10 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
             break;
         }
     }
-    const umpi_coll_cost_t *cost = &umpi_coll_cost[umpi_coll_link(a->comm, v)];
+    umpi_link_t link = umpi_coll_link(a->comm, v);
+    const umpi_coll_cost_t *cost = &umpi_coll_cost[link];
+    if (link == UMPI_LINK_SHM && umpi_progress_oversubscribed)
+        cost = &umpi__cost_oversubscribed;
     const umpi_coll_algo_t *best = NULL;
     double best_t = 0;
     for (int i = 0; i < n; i++) {

@@ -61,15 +61,17 @@ void umpi_progress_unregister(umpi_progress_hook_t hook)
 #define UMPI_SPIN_DEFAULT 1000
 
 int umpi_progress_spin = UMPI_SPIN_DEFAULT;
+int umpi_progress_oversubscribed;
 
 void umpi_progress_init(int local_ranks)
 {
+    cpu_set_t set;
+    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    umpi_progress_oversubscribed = local_ranks > cores;
     if (umpi_config.spin_count >= 0) {
         umpi_progress_spin = umpi_config.spin_count;
         return;
     }
-    cpu_set_t set;
-    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     umpi_progress_spin = local_ranks > cores ? 0 : UMPI_SPIN_DEFAULT;
     umpi_debug(1, "%d ranks on this node, %d cores usable: %s (UMPI_SPIN_COUNT=%d)", local_ranks, cores,
                umpi_progress_spin ? "spin before yielding" : "oversubscribed, yield when idle", umpi_progress_spin);
