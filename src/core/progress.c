@@ -57,8 +57,16 @@ void umpi_progress_unregister(umpi_progress_hook_t hook)
  * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per
  * hop yielding at once, 4.2-5.2 us after 1000 polls). sched_yield costs about 0.3 us, which is why a
  * rank with a core of its own spins first.
+ *
+ * How long: an empty poll takes 5-7 ns here, so 1000 polls were 5-7 us, and on a node busy with
+ * other work a rank that yields gives its core to that work for a scheduler slice (milliseconds),
+ * not to its peer. Measured 2026-11-22, 2 ranks, load average 10 from other jobs, 7 interleaved
+ * rounds: osu_barrier median 21.5 us with 1000 polls, 0.22 us never yielding (Open MPI, which
+ * never yields, 0.18); 8 B allreduce median 25.7 vs 0.26 us. 100000 polls (0.5-0.7 ms, about
+ * a scheduler slice) gave the never-yielding numbers and still lets a rank that waits long give
+ * way (bench/NOTES.md).
  */
-#define UMPI_SPIN_DEFAULT 1000
+#define UMPI_SPIN_DEFAULT 100000
 
 int umpi_progress_spin = UMPI_SPIN_DEFAULT;
 int umpi_progress_oversubscribed;
