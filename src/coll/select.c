@@ -13,25 +13,31 @@
 
 #include <string.h>
 
-/* SHM: measured 2026-11-22 on the 2-core development VM by bench/coll_params (2 ranks, umpi, best
- * of 15; bench/NOTES.md, "cost-model parameters"): alpha = 8-byte ping-pong half round trip
- * (0.115 us), gamma = `inout[i] += in[i]` on doubles (29000 MB/s). beta is 1 MiB osu_bw of the
- * issue-2 closing run (13500 MB/s): coll_params' 4 MiB ping-pong gave 1600 MB/s at load average
- * 13 that day, a measurement of the load, not of the link; rerun coll_params on a quiet machine.
+/* SHM: measured by bench/coll_params on the 2-core development VM (2 ranks, umpi, best of 9):
+ *   2026-11-22 08:01, load average 2.8 (part perf):  alpha 0.109 us (8-byte ping-pong half round
+ *     trip), beta 1/13281 us/B (4 MiB ping-pong), gamma 1/28654 us/B (`inout[i] += in[i]` on
+ *     doubles, 256 KiB);
+ *   earlier the same day at load 13: alpha 0.115, gamma 1/29000; beta then came out at 1/1600, a
+ *     measurement of the load (the osu_bw figure 1/13500 was used instead, and the quiet run
+ *     confirms it).
  * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.115, .beta = 1.0 / 13500.0, .gamma = 1.0 / 29000.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0},
     [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
 };
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
- * yields, and the message's start-up is the hand-off to the rank that sends it; one core moves the
- * data for both ends. Measured 2026-11-22 by bench/coll_params with both ranks pinned to one core
- * (`taskset -c 0 mpirun -n 2 coll_params -r 9`, umpi, load average 5): alpha 2.09 us, beta
- * 1/6342 us/B, gamma 1/28108 us/B. With it the model stops preferring the many-round algorithms
- * (Rabenseifner reduce, scatter-allgather bcast) that lose by 2-3x there (bench/NOTES.md). */
-static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 2.09, .beta = 1.0 / 6342.0,
-                                                           .gamma = 1.0 / 28108.0};
+ * yields, so a message's start-up is the hand-off to the rank that sends it. Measured by
+ * bench/coll_params with both ranks pinned to one core (`taskset -c 0 mpirun -n 2 coll_params -r 9`,
+ * umpi, 2026-11-22 08:01, load average 2.8): alpha 1.41 us, beta 1/13026 us/B, gamma 1/29405 us/B
+ * (at load 5 that day: alpha 2.09 us, beta 1/6342). With it the model stops choosing
+ * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB, which lose by 2x there.
+ * Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks counts,
+ * which a critical-path formula does not see: Rabenseifner reduce (2 n (p - 1) bytes moved in
+ * all, against binomial's n (p - 1)) still wins the formula at 1 MiB on 4 ranks by 1 %, and loses
+ * the measurement 2.6x (bench/NOTES.md). */
+static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.41, .beta = 1.0 / 13026.0,
+                                                           .gamma = 1.0 / 29405.0};
 
 static double umpi__lg(int p)
 {
