@@ -27,17 +27,18 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
 };
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
- * yields, so a message's start-up is the hand-off to the rank that sends it. Measured by
- * bench/coll_params with both ranks pinned to one core (`taskset -c 0 mpirun -n 2 coll_params -r 9`,
- * umpi, 2026-11-22 08:01, load average 2.8): alpha 1.41 us, beta 1/13026 us/B, gamma 1/29405 us/B
- * (at load 5 that day: alpha 2.09 us, beta 1/6342). With it the model stops choosing
- * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB, which lose by 2x there.
- * Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks counts,
- * which a critical-path formula does not see: Rabenseifner reduce (2 n (p - 1) bytes moved in
- * all, against binomial's n (p - 1)) still wins the formula at 1 MiB on 4 ranks by 1 %, and loses
- * the measurement 2.6x (bench/NOTES.md). */
-static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.41, .beta = 1.0 / 13026.0,
-                                                           .gamma = 1.0 / 29405.0};
+ * yields, so a message's start-up is the hand-off to the rank that sends it, and the transfers of
+ * the ranks sharing the machine compete. Measured 2026-11-22 08:07 (load average 4) as that very
+ * situation: two bench/coll_params pairs at once, each pair pinned to its own core (`taskset -c 0
+ * mpirun -n 2 coll_params -r 9` and the same on core 1), umpi, mean of the two pairs: alpha
+ * 1.55 us (1.61, 1.49), beta 1/10290 us/B (1/12066, 1/8970), gamma 1/29200 us/B. One pair alone
+ * on one core gave alpha 1.41 us, beta 1/13026 (load 2.8). With these the model stops choosing
+ * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x
+ * there. Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks
+ * counts, which a critical-path formula only approximates (Rabenseifner reduce moves twice
+ * binomial's bytes in all; the formula prefers binomial at 1 MiB by 4 % only) (bench/NOTES.md). */
+static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
+                                                           .gamma = 1.0 / 29200.0};
 
 static double umpi__lg(int p)
 {
