@@ -321,6 +321,9 @@ static void umpi__fail(umpi_sched_t *s, int err)
         s->error = err;
 }
 
+/* Phases started by umpi__advance: the progress hook reports them as progress (progress.c). */
+static unsigned umpi__phases;
+
 /* Moves s forward as far as it can go; returns nonzero when it is complete. */
 static int umpi__advance(umpi_sched_t *s)
 {
@@ -345,6 +348,7 @@ static int umpi__advance(umpi_sched_t *s)
         if (s->steps[s->pos].kind == STEP_FENCE)
             s->pos++;
         s->phase_begin = s->pos;
+        umpi__phases++;
         for (; s->pos < s->nsteps && s->steps[s->pos].kind != STEP_FENCE; s->pos++) {
             umpi_step_t *st = &s->steps[s->pos];
             switch (st->kind) {
@@ -404,13 +408,13 @@ void umpi_sched_free(umpi_sched_t *s)
         }
     }
     if (keep) {
-        umpi_step_t *steps = s->steps;
-        umpi_scratch_t *spare = s->spare;
-        int cap = s->cap;
-        memset(s, 0, sizeof(*s));
-        s->steps = steps;
-        s->cap = cap;
-        s->spare = spare;
+        /* field by field, not memset: GCC turns a memset (or a struct assignment) of this size
+         * into `rep stos`, whose start-up was a quarter of a one-process barrier's time (perf,
+         * 2026-11-22). Kept: steps, cap, spare; scratch is NULL after the loop above. */
+        s->comm = NULL;
+        s->nsteps = s->pos = s->phase_begin = s->pending = s->error = s->done = 0;
+        s->req = NULL;
+        s->next_active = s->prev_active = NULL;
         umpi__cache[umpi__ncached++] = s;
     } else {
         free(s->spare);
@@ -453,7 +457,7 @@ static void umpi__complete(umpi_sched_t *s)
 
 static unsigned umpi__hook(void)
 {
-    unsigned n = 0;
+    unsigned n = 0, phases = umpi__phases;
     umpi_sched_t *s = umpi__active;
     while (s != NULL) {
         umpi_sched_t *next = s->next_active; /* s may leave the list */
@@ -463,7 +467,7 @@ static unsigned umpi__hook(void)
         }
         s = next;
     }
-    return n;
+    return n + (umpi__phases - phases);
 }
 
 static int umpi__activate(umpi_sched_t *s)

@@ -18,19 +18,36 @@
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
+#include "core/umpi_progress.h"
 
 #include <string.h>
 
-/* SHM: measured 2026-11-22 on the 2-core development VM by bench/coll_params (2 ranks, umpi, best
- * of 15; bench/NOTES.md, "cost-model parameters"): alpha = 8-byte ping-pong half round trip
- * (0.115 us), gamma = `inout[i] += in[i]` on doubles (29000 MB/s). beta is 1 MiB osu_bw of the
- * issue-2 closing run (13500 MB/s): coll_params' 4 MiB ping-pong gave 1600 MB/s at load average
- * 13 that day, a measurement of the load, not of the link; rerun coll_params on a quiet machine.
+/* SHM: measured by bench/coll_params on the 2-core development VM (2 ranks, umpi, best of 9):
+ *   2026-11-22 08:01, load average 2.8 (part perf):  alpha 0.109 us (8-byte ping-pong half round
+ *     trip), beta 1/13281 us/B (4 MiB ping-pong), gamma 1/28654 us/B (`inout[i] += in[i]` on
+ *     doubles, 256 KiB);
+ *   earlier the same day at load 13: alpha 0.115, gamma 1/29000; beta then came out at 1/1600, a
+ *     measurement of the load (the osu_bw figure 1/13500 was used instead, and the quiet run
+ *     confirms it).
  * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.115, .beta = 1.0 / 13500.0, .gamma = 1.0 / 29000.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0},
     [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
 };
+
+/* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
+ * yields, so a message's start-up is the hand-off to the rank that sends it, and the transfers of
+ * the ranks sharing the machine compete. Measured 2026-11-22 08:07 (load average 4) as that very
+ * situation: two bench/coll_params pairs at once, each pair pinned to its own core (`taskset -c 0
+ * mpirun -n 2 coll_params -r 9` and the same on core 1), umpi, mean of the two pairs: alpha
+ * 1.55 us (1.61, 1.49), beta 1/10290 us/B (1/12066, 1/8970), gamma 1/29200 us/B. One pair alone
+ * on one core gave alpha 1.41 us, beta 1/13026 (load 2.8). With these the model stops choosing
+ * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x
+ * there. Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks
+ * counts, which a critical-path formula only approximates (Rabenseifner reduce moves twice
+ * binomial's bytes in all; the formula prefers binomial at 1 MiB by 4 % only) (bench/NOTES.md). */
+static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
+                                                           .gamma = 1.0 / 29200.0};
 
 static double umpi__lg(int p)
 {
@@ -605,7 +622,8 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
         }
     }
     umpi_link_t link = umpi_coll_link(a->comm, v);
-    umpi_coll_cost_t eff = umpi_coll_cost[link];
+    umpi_coll_cost_t eff = link == UMPI_LINK_SHM && umpi_progress_oversubscribed ? umpi__cost_oversubscribed
+                                                                                 : umpi_coll_cost[link];
     /* Across nodes, the members of a node share its network link: a flat algorithm whose members
      * all send at once gets 1 / max_ppn of the bandwidth each (part hier2). The hierarchical
      * formulas price their leaders' phase (one member per node) with the unshared NET values. */
@@ -639,9 +657,23 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
-    umpi_coll_shape.nnodes = cc->nnodes;
-    umpi_coll_shape.max_ppn = cc->max_ppn;
-    const umpi_coll_algo_t *algo = umpi__select(&v, a);
+    /* What a choice depends on: the communicator (size, nodes: cc is its own), the kind, the
+     * bytes and whether the op commutes (the usable() tests); knobs are read once at MPI_Init. A
+     * repeated call (every benchmark loop, most applications) reuses it: 10-20 ns of the 40-60 ns
+     * a one-process collective costs went to selection. */
+    int commutative = a->op == NULL || umpi_op_is_commutative(a->op);
+    const umpi_coll_algo_t *algo = NULL;
+    if (cc->last[a->kind].algo != NULL && cc->last[a->kind].bytes == a->bytes &&
+        cc->last[a->kind].commutative == commutative && !umpi_unlikely(umpi_config.debug)) {
+        algo = cc->last[a->kind].algo;
+    } else {
+        umpi_coll_shape.nnodes = cc->nnodes;
+        umpi_coll_shape.max_ppn = cc->max_ppn;
+        algo = umpi__select(&v, a);
+        cc->last[a->kind].algo = algo;
+        cc->last[a->kind].bytes = a->bytes;
+        cc->last[a->kind].commutative = commutative;
+    }
     int nalgos;
     if (algo == NULL && a->comm->is_inter && (umpi_coll_algos(a->kind, 1, &nalgos), nalgos == 0))
         return umpi_err_create(MPI_ERR_COMM, "%s is not defined on an intercommunicator (argument 'comm')",

@@ -127,6 +127,12 @@ typedef struct umpi_coll_comm {
     umpi_coll_view_t node;    /* the members on my node, in rank order */
     umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
     int *node_world, *node_src, *leader_world, *leader_src;
+    /* part perf: each kind's last choice (select.c): the same call again skips the cost model */
+    struct {
+        const umpi_coll_algo_t *algo; /* NULL: none yet */
+        size_t bytes;
+        int commutative;
+    } last[UMPI_COLL_NKINDS];
 } umpi_coll_comm_t;
 
 /* c's structure (made on first use); NULL when out of memory. */

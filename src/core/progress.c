@@ -8,12 +8,28 @@
 int umpi_progress_nhooks;
 static umpi_progress_hook_t umpi__hooks[UMPI_PROGRESS_MAX_HOOKS];
 
+/*
+ * A hook that moved (a collective schedule finished a phase and posted the next one's sends and
+ * receives) may have handed UCX new work that a second UCX poll completes at once (a receive that
+ * matched a message already here, a rendezvous whose data can be fetched now), letting the hook
+ * move again. So one progress call (MPI_Test, say) repeats the pair while the hooks move, a few
+ * times at most: a nonblocking collective then goes as far as it can in each call instead of one
+ * phase per call (bench/NOTES.md, overlap).
+ */
+#define UMPI_PROGRESS_REPOLL 8
+
 unsigned umpi_progress_hooks(void)
 {
-    unsigned n = 0;
-    for (int i = 0; i < umpi_progress_nhooks; i++)
-        n += umpi__hooks[i]();
-    return n;
+    unsigned total = 0;
+    for (int round = 0; round < UMPI_PROGRESS_REPOLL; round++) {
+        unsigned n = 0;
+        for (int i = 0; i < umpi_progress_nhooks; i++)
+            n += umpi__hooks[i]();
+        total += n;
+        if (n == 0 || umpi_ucx_progress() == 0)
+            break;
+    }
+    return total;
 }
 
 int umpi_progress_register(umpi_progress_hook_t hook)
@@ -41,19 +57,29 @@ void umpi_progress_unregister(umpi_progress_hook_t hook)
  * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per
  * hop yielding at once, 4.2-5.2 us after 1000 polls). sched_yield costs about 0.3 us, which is why a
  * rank with a core of its own spins first.
+ *
+ * How long: an empty poll takes 5-7 ns here, so 1000 polls were 5-7 us, and on a node busy with
+ * other work a rank that yields gives its core to that work for a scheduler slice (milliseconds),
+ * not to its peer. Measured 2026-11-22, 2 ranks, load average 10 from other jobs, 7 interleaved
+ * rounds: osu_barrier median 21.5 us with 1000 polls, 0.22 us never yielding (Open MPI, which
+ * never yields, 0.18); 8 B allreduce median 25.7 vs 0.26 us. 100000 polls (0.5-0.7 ms, about
+ * a scheduler slice) gave the never-yielding numbers and still lets a rank that waits long give
+ * way (bench/NOTES.md).
  */
-#define UMPI_SPIN_DEFAULT 1000
+#define UMPI_SPIN_DEFAULT 100000
 
 int umpi_progress_spin = UMPI_SPIN_DEFAULT;
+int umpi_progress_oversubscribed;
 
 void umpi_progress_init(int local_ranks)
 {
+    cpu_set_t set;
+    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    umpi_progress_oversubscribed = local_ranks > cores;
     if (umpi_config.spin_count >= 0) {
         umpi_progress_spin = umpi_config.spin_count;
         return;
     }
-    cpu_set_t set;
-    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     umpi_progress_spin = local_ranks > cores ? 0 : UMPI_SPIN_DEFAULT;
     umpi_debug(1, "%d ranks on this node, %d cores usable: %s (UMPI_SPIN_COUNT=%d)", local_ranks, cores,
                umpi_progress_spin ? "spin before yielding" : "oversubscribed, yield when idle", umpi_progress_spin);

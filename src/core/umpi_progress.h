@@ -36,6 +36,8 @@ static inline unsigned umpi_progress(void)
 
 /* Polls before yielding, resolved at MPI_Init from UMPI_SPIN_COUNT and the node's load. */
 extern int umpi_progress_spin;
+/* Nonzero when this node runs more ranks than this process may use cores (collective selection). */
+extern int umpi_progress_oversubscribed;
 /* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node. */
 void umpi_progress_init(int local_ranks);
 

@@ -4,6 +4,11 @@
  * pair up first: each even one hands its data to the odd one above it and waits for the result at
  * the end. Pairs always combine the lower ranks' data first, so non-commutative ops get the rank
  * order they need. Cost: log2 p rounds of the whole vector (good for small messages).
+ *
+ * With a separate send buffer and p a power of two, the first exchange sends from the send buffer
+ * and receives straight into the receive buffer, where the send buffer is then folded in: no copy
+ * up front (for non-commutative ops only where the partner is the higher rank, so that the lower
+ * rank's data still comes first).
  */
 #include "coll/umpi_coll.h"
 
@@ -26,16 +31,28 @@ UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling)
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;
     umpi_dtype_t *dt = a->rdt;
-    if (a->sbuf != MPI_IN_PLACE)
+    int pof2 = 1 << umpi_coll_log2(p), rem = p - pof2, newrank;
+    /* the first exchange straight from the send buffer (partner r ^ 1) */
+    int direct = a->sbuf != MPI_IN_PLACE && p > 1 && rem == 0 && (umpi_op_is_commutative(a->op) || r % 2 == 0);
+    if (a->sbuf != MPI_IN_PLACE && !direct)
         UMPI_COLL_TRY(umpi_sched_copy(s, a->sbuf, n, dt, a->rbuf, n, dt));
     if (p == 1)
         return MPI_SUCCESS;
     UMPI_COLL_TRY(umpi_sched_fence(s));
+    if (direct) {
+        UMPI_COLL_TRY(umpi_sched_recv(s, v, r ^ 1, a->rbuf, n, dt));
+        UMPI_COLL_TRY(umpi_sched_send(s, v, r ^ 1, a->sbuf, n, dt));
+        UMPI_COLL_TRY(umpi_sched_fence(s));
+        /* rbuf = mine op partner's: mine is the lower rank's or the op commutes */
+        UMPI_COLL_TRY(umpi_sched_reduce(s, a->sbuf, a->rbuf, n, dt, a->op));
+        if (p == 2)
+            return MPI_SUCCESS;
+        UMPI_COLL_TRY(umpi_sched_fence(s));
+    }
     void *tmp = umpi_sched_buf_dt(s, n, dt);
     if (tmp == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory for a %lld-element allreduce buffer", (long long) n);
 
-    int pof2 = 1 << umpi_coll_log2(p), rem = p - pof2, newrank;
     if (r < 2 * rem) {
         if (r % 2 == 0) {
             UMPI_COLL_TRY(umpi_sched_send(s, v, r + 1, a->rbuf, n, dt));
@@ -51,7 +68,7 @@ UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling)
         newrank = r - rem;
     }
     if (newrank >= 0) {
-        for (int mask = 1; mask < pof2; mask <<= 1) {
+        for (int mask = direct ? 2 : 1; mask < pof2; mask <<= 1) {
             int newdst = newrank ^ mask;
             int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
             UMPI_COLL_TRY(umpi_sched_recv(s, v, dst, tmp, n, dt));

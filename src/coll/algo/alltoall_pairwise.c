@@ -21,15 +21,18 @@ UMPI_COLL_ALGO(umpi_alltoall_pairwise)
         sbuf = tmp;
         sc = rc;
         sdt = rdt;
-    } else {
-        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(sbuf, r, sc, sdt), sc, sdt, umpi_c1_block(a->rbuf, r, rc, rdt),
-                                      rc, rdt));
+        UMPI_COLL_TRY(umpi_sched_fence(s));
+    } else if (p == 1) {
+        return umpi_sched_copy(s, sbuf, sc, sdt, a->rbuf, rc, rdt);
     }
-    UMPI_COLL_TRY(umpi_sched_fence(s));
     for (int k = 1; k < p; k++) {
         int to = pow2 ? r ^ k : (r + k) % p, from = pow2 ? r ^ k : (r - k + p) % p;
         UMPI_COLL_TRY(umpi_sched_recv(s, v, from, umpi_c1_block(a->rbuf, from, rc, rdt), rc, rdt));
         UMPI_COLL_TRY(umpi_sched_send(s, v, to, umpi_c1_block(sbuf, to, sc, sdt), sc, sdt));
+        /* my own block: copied while the first exchange is in flight, not before it starts */
+        if (k == 1 && sbuf == a->sbuf)
+            UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(sbuf, r, sc, sdt), sc, sdt,
+                                          umpi_c1_block(a->rbuf, r, rc, rdt), rc, rdt));
         UMPI_COLL_TRY(umpi_sched_fence(s));
     }
     return MPI_SUCCESS;
