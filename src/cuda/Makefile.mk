@@ -5,6 +5,10 @@ libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda_drv.h \
 	src/cuda/loader.c \
 	src/cuda/classify.c \
+	src/cuda/umpi_cuda_ipc.h \
+	src/cuda/ipc_cache.c \
+	src/cuda/umpi_cuda_pipe.h \
+	src/cuda/pipeline.c \
 	src/cuda/query.c
 
 # MPIX_Query_cuda_support is written by hand (not from the MPI standard's list), so is its page.

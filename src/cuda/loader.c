@@ -10,6 +10,8 @@
  * often as before it, and cuPointerGetAttributes needs no current context for unified addresses.
  */
 #include "cuda/umpi_cuda.h"
+#include "cuda/umpi_cuda_ipc.h"
+#include "cuda/umpi_cuda_pipe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -196,6 +198,8 @@ void umpi_cuda_finalize(void)
         }
     }
     umpi_cuda_active = 0;
+    umpi_cuda_ipc_finalize();
+    umpi_cuda_stage_finalize();
     umpi_cuda_cache_finalize();
     memset(&umpi_cuda_drv, 0, sizeof(umpi_cuda_drv));
     if (umpi__lib != NULL && !umpi__lib_pinned) {

@@ -70,7 +70,12 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(host_flushes, "times the host granule cache was emptied (a new device range was seen)")      \
     X(staged_copies, "device buffers moved through a host copy (next steps)")                       \
     X(pipelined, "device buffers moved by the pinned-buffer pipeline (next steps)")                 \
-    X(ipc_opened, "CUDA IPC handles opened (next steps)")
+    X(ipc_opened, "CUDA IPC handles opened (cuIpcOpenMemHandle)")                                   \
+    X(ipc_hits, "CUDA IPC mappings reused from the cache")                                          \
+    X(ipc_fallback, "device buffers that CUDA IPC could not carry (reason at UMPI_DEBUG=1)")        \
+    X(ipc_stale, "IPC mappings or exported handles dropped: the allocation was freed and reused")  \
+    X(ipc_evicted, "IPC mappings closed to stay within UMPI_CUDA_IPC_CACHE")                        \
+    X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,

@@ -2,9 +2,15 @@
 # they call the driver through umpi's own table); run by test/runtests' gpu suite only where
 # `umpi_info --gpu` finds a GPU, reported SKIP elsewhere. `make check-gpu` runs that suite alone.
 check_PROGRAMS += test/gpu/gpu_classify
-test_gpu_gpu_classify_SOURCES = test/gpu/gpu_classify.c src/cuda/loader.c src/cuda/classify.c $(UMPI_UNIT_BASE)
+test_gpu_gpu_classify_SOURCES = test/gpu/gpu_classify.c $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
 test_gpu_gpu_classify_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_gpu_gpu_classify_LDADD = $(UMPI_UNIT_LDADD) -ldl
+
+# CUDA IPC and the staged pipeline between two processes (fork + socketpair; no MPI needed)
+check_PROGRAMS += test/gpu/gpu_ipc_pipe
+test_gpu_gpu_ipc_pipe_SOURCES = test/gpu/gpu_ipc_pipe.c $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
+test_gpu_gpu_ipc_pipe_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_gpu_gpu_ipc_pipe_LDADD = $(UMPI_UNIT_LDADD) -ldl
 
 EXTRA_DIST += test/gpu/testlist test/gpu/README.md
 

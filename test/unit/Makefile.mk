@@ -72,7 +72,17 @@ test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)
 
 # src/cuda without a GPU: the loader and the classification caches against a fake driver (issue 5)
 check_PROGRAMS += test/unit/test_cuda
-test_unit_test_cuda_SOURCES = test/unit/test_cuda.c src/cuda/loader.c src/cuda/classify.c src/cuda/query.c \
+UMPI_UNIT_CUDA = src/cuda/loader.c src/cuda/classify.c src/cuda/ipc_cache.c src/cuda/pipeline.c
+test_unit_test_cuda_SOURCES = test/unit/test_cuda.c $(UMPI_UNIT_CUDA) src/cuda/query.c \
 	$(UMPI_UNIT_BASE)
 test_unit_test_cuda_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_LDADD = $(UMPI_UNIT_LDADD) -ldl
+
+# the CUDA IPC caches and the staged-transfer scheduler against fake drivers and networks (issue 5)
+check_PROGRAMS += test/unit/test_cuda_ipc test/unit/test_cuda_pipe
+test_unit_test_cuda_ipc_SOURCES = test/unit/test_cuda_ipc.c test/unit/fake_cuda.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
+test_unit_test_cuda_ipc_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_cuda_ipc_LDADD = $(UMPI_UNIT_LDADD) -ldl
+test_unit_test_cuda_pipe_SOURCES = test/unit/test_cuda_pipe.c test/unit/fake_cuda.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
+test_unit_test_cuda_pipe_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_cuda_pipe_LDADD = $(UMPI_UNIT_LDADD) -ldl
