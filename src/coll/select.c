@@ -211,6 +211,12 @@ static double umpi__cost_bcast_pipeline(const umpi_coll_cost_t *c, int p, double
     return (p - 2 + nseg) * (c->alpha + seg * c->beta);
 }
 
+/* part perf2: p - 1 sends from the root in one round (umpi__cost_linear_all's start-ups) */
+static double umpi__cost_bcast_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return p > 1 ? c->alpha + (p - 2) * c->post + (p - 1) * n * c->beta : 0;
+}
+
 static double umpi__cost_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
 {
     return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma);
@@ -337,6 +343,9 @@ static const umpi_coll_algo_t umpi__bcast[] = {
      "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
     {"pipeline", umpi_bcast_pipeline, NULL, umpi__cost_bcast_pipeline,
      "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
+    /* part perf2 */
+    {"linear", umpi_bcast_linear, NULL, umpi__cost_bcast_linear,
+     "the root sends to every other member in one round, nobody forwards: small messages, oversubscribed"},
 };
 
 static const umpi_coll_algo_t umpi__allreduce[] = {

@@ -282,6 +282,9 @@ UMPI_COLL_ALGO(umpi_gather_hier);
 UMPI_COLL_ALGO(umpi_scatter_hier);
 UMPI_COLL_ALGO(umpi_allreduce_hier_large);
 
+/* ---- small collectives when ranks outnumber cores (issue 4, part perf2) ------------------------------ */
+UMPI_COLL_ALGO(umpi_bcast_linear);
+
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
 {
