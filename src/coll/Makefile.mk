@@ -92,3 +92,7 @@ libmpi_la_SOURCES += \
 	src/coll/algo/gather_hier.c \
 	src/coll/algo/scatter_hier.c \
 	src/coll/algo/allreduce_hier_large.c
+
+# --- part perf2: small collectives when oversubscribed ---
+libmpi_la_SOURCES += \
+	src/coll/algo/bcast_linear.c

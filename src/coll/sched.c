@@ -19,7 +19,9 @@ typedef struct umpi_step {
     MPI_Count count, rcount;
     umpi_dtype_t *dt, *rdt;
     umpi_op_t *op;
-    umpi_request_t *req;    /* a posted send or receive until it completed */
+    umpi_op_kernel_t *kernel; /* reduce: the predefined op's kernel on a predefined type, else NULL */
+    umpi_request_t *req;    /* send, receive of a non-contiguous type: describes the data to UCX */
+    umpi_ucx_done_t done;   /* send, receive: completion (counted in the schedule's counter) */
 } umpi_step_t;
 
 typedef struct umpi_scratch {
@@ -35,7 +37,9 @@ struct umpi_sched {
     int nsteps, cap;
     int pos;                /* the next step to start */
     int phase_begin;        /* the running phase: steps [phase_begin, pos) */
-    int pending;            /* its sends and receives not yet complete */
+    umpi_ucx_counter_t cnt; /* its sends and receives in flight, and how many of them failed */
+    int nreqs;              /* its steps holding a request (non-contiguous types) */
+    int refs;               /* some step holds a derived datatype or a user op */
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
     umpi_scratch_t *scratch;
@@ -136,9 +140,21 @@ static umpi_step_t *umpi__step(umpi_sched_t *s, umpi_step_kind_t kind)
         s->cap = cap;
     }
     umpi_step_t *st = &s->steps[s->nsteps++];
-    memset(st, 0, sizeof(*st));
+    /* the fields the running code reads for any kind; builders set the rest for theirs */
     st->kind = (uint8_t) kind;
+    st->dt = st->rdt = NULL;
+    st->op = NULL;
+    st->req = NULL;
     return st;
+}
+
+/* Predefined types need no reference: the schedule's release then skips its steps. */
+static inline void umpi__retain_dt(umpi_sched_t *s, umpi_dtype_t *dt)
+{
+    if (umpi_unlikely(!dt->builtin)) {
+        umpi_dtype_retain(dt);
+        s->refs = 1;
+    }
 }
 
 static int umpi__nomem(void)
@@ -158,7 +174,7 @@ int umpi_sched_send(umpi_sched_t *s, const umpi_coll_view_t *v, int member, cons
     st->in = buf;
     st->count = count;
     st->dt = dt;
-    umpi_dtype_retain(dt);
+    umpi__retain_dt(s, dt);
     return MPI_SUCCESS;
 }
 
@@ -174,7 +190,7 @@ int umpi_sched_recv(umpi_sched_t *s, const umpi_coll_view_t *v, int member, void
     st->out = buf;
     st->count = count;
     st->dt = dt;
-    umpi_dtype_retain(dt);
+    umpi__retain_dt(s, dt);
     return MPI_SUCCESS;
 }
 
@@ -188,9 +204,15 @@ int umpi_sched_reduce(umpi_sched_t *s, const void *in, void *inout, MPI_Count co
     st->out = inout;
     st->count = count;
     st->dt = dt;
-    umpi_dtype_retain(dt);
+    umpi__retain_dt(s, dt);
     st->op = op;
-    umpi_op_retain(op);
+    st->kernel = NULL;
+    if (umpi_likely(dt->builtin && op->kind < UMPI_OP_NBUILTIN)) {
+        st->kernel = umpi_op_kernel(op->kind, dt); /* NULL: MPI_REPLACE, MPI_NO_OP (umpi_op_apply) */
+    } else if (op->kind == UMPI_OP_USER) {
+        umpi_op_retain(op);
+        s->refs = 1;
+    }
     return MPI_SUCCESS;
 }
 
@@ -206,8 +228,8 @@ int umpi_sched_copy(umpi_sched_t *s, const void *src, MPI_Count scount, umpi_dty
     st->out = dst;
     st->rcount = rcount;
     st->rdt = rdt;
-    umpi_dtype_retain(sdt);
-    umpi_dtype_retain(rdt);
+    umpi__retain_dt(s, sdt);
+    umpi__retain_dt(s, rdt);
     return MPI_SUCCESS;
 }
 
@@ -248,71 +270,65 @@ void umpi_coll_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *
 
 /* ---- running ------------------------------------------------------------------------------------- */
 
+/*
+ * Posts a send or receive step. Contiguous data goes to UCX as it is; a non-contiguous type needs
+ * a request describing it (buf, count, dt: the pack engine's view, umpi_p2p_dt_target), kept until
+ * the step completes. Completion is counted in s->cnt either way (umpi_ucx_send_light).
+ */
 static int umpi__post(umpi_sched_t *s, umpi_step_t *st)
 {
-    umpi_req_kind_t kind = st->kind == STEP_SEND ? UMPI_REQ_SEND : UMPI_REQ_RECV;
-    umpi_request_t *r = umpi_request_alloc(kind, s->comm);
-    if (umpi_unlikely(r == NULL))
-        return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
-    r->buf = kind == UMPI_REQ_SEND ? st->in : st->out;
-    r->count = st->count;
-    r->dt = st->dt;
-    umpi_dtype_retain(st->dt);
-    r->peer = st->world;
-    st->req = r;
-
+    int send = st->kind == STEP_SEND;
     size_t bytes = (size_t) (st->count * st->dt->size), len;
-    void *data, *ucx_req;
+    void *data;
     ucp_datatype_t udt;
-    int err = MPI_SUCCESS;
+    st->done.counter = &s->cnt;
     if (umpi_likely(st->dt->contig)) {
-        data = (char *) r->buf + st->dt->true_lb;
+        data = (char *) (send ? (void *) st->in : st->out) + st->dt->true_lb;
         len = bytes;
         udt = ucp_dt_make_contig(1);
     } else {
-        err = umpi_p2p_dt_target(r, bytes, &data, &len, &udt);
+        umpi_request_t *r = umpi_request_alloc(send ? UMPI_REQ_SEND : UMPI_REQ_RECV, s->comm);
+        if (umpi_unlikely(r == NULL))
+            return umpi_err_create(MPI_ERR_OTHER, "out of memory allocating a request");
+        r->buf = send ? st->in : st->out;
+        r->count = st->count;
+        r->dt = st->dt;
+        umpi_dtype_retain(st->dt);
+        r->peer = st->world;
+        st->req = r;
+        s->nreqs++;
+        int err = umpi_p2p_dt_target(r, bytes, &data, &len, &udt);
         if (err != MPI_SUCCESS)
             return err;
     }
-    uint32_t context = s->comm->context_id + 1;
-    int tag = (int) (s->tag | st->tag_bits);
+    ucp_tag_t tag = umpi_ucx_send_tag(s->comm->context_id + 1, st->src, (int) (s->tag | st->tag_bits));
     umpi_status_t us;
-    if (kind == UMPI_REQ_SEND) {
+    if (send) {
         ucp_ep_h ep;
         us = umpi_ucx_ep(st->world, &ep);
         if (us == UMPI_OK)
-            us = umpi_ucx_send_dt(ep, data, len, udt, umpi_ucx_send_tag(context, st->src, tag), 0, r, &ucx_req);
+            us = umpi_ucx_send_light(ep, data, len, udt, tag, &st->done);
     } else {
-        us = umpi_ucx_recv_dt(data, len, udt, umpi_ucx_send_tag(context, st->src, tag), ~(ucp_tag_t) 0, r,
-                              &ucx_req);
+        us = umpi_ucx_recv_light(data, len, udt, tag, &st->done);
     }
-    if (umpi_unlikely(us != UMPI_OK)) {
-        r->done = 1; /* nothing in flight */
-        return umpi_err_from_status(us, kind == UMPI_REQ_SEND ? "collective send" : "collective receive");
-    }
+    if (umpi_unlikely(us != UMPI_OK))
+        return umpi_err_from_status(us, send ? "collective send" : "collective receive");
     return MPI_SUCCESS;
 }
 
-/* The error of a completed send or receive step, and its request back to the pool. */
-static int umpi__finish(umpi_sched_t *s, umpi_step_t *st)
+/* The error of a completed send or receive step (MPI_SUCCESS when it succeeded). */
+static int umpi__step_error(const umpi_step_t *st)
 {
-    umpi_request_t *r = st->req;
-    int err = MPI_SUCCESS;
-    st->req = NULL;
-    if (umpi_unlikely(r->net_status != UCS_OK)) {
-        if (r->net_status == UCS_ERR_MESSAGE_TRUNCATED)
-            err = umpi_err_create(MPI_ERR_TRUNCATE,
-                                  "collective message truncated: a process sent more data than this one "
-                                  "expects (%lld x %s): the processes' counts or datatypes do not match",
-                                  (long long) st->count, st->dt->name ? st->dt->name : "datatype");
-        else
-            err = umpi_err_create(MPI_ERR_OTHER, "collective %s world rank %d failed: %s",
-                                  st->kind == STEP_SEND ? "send to" : "receive from", st->world,
-                                  ucs_status_string((ucs_status_t) r->net_status));
-    }
-    umpi_request_release(r);
-    (void) s;
-    return err;
+    if (umpi_likely(st->done.status == UCS_OK))
+        return MPI_SUCCESS;
+    if (st->done.status == UCS_ERR_MESSAGE_TRUNCATED)
+        return umpi_err_create(MPI_ERR_TRUNCATE,
+                               "collective message truncated: a process sent more data than this one "
+                               "expects (%lld x %s): the processes' counts or datatypes do not match",
+                               (long long) st->count, st->dt->name ? st->dt->name : "datatype");
+    return umpi_err_create(MPI_ERR_OTHER, "collective %s world rank %d failed: %s",
+                           st->kind == STEP_SEND ? "send to" : "receive from", st->world,
+                           ucs_status_string((ucs_status_t) st->done.status));
 }
 
 static void umpi__fail(umpi_sched_t *s, int err)
@@ -321,26 +337,42 @@ static void umpi__fail(umpi_sched_t *s, int err)
         s->error = err;
 }
 
+/* After the running phase completed with failures or requests: errors, and requests back to the pool. */
+static void umpi__phase_finish(umpi_sched_t *s)
+{
+    for (int i = s->phase_begin; i < s->pos; i++) {
+        umpi_step_t *st = &s->steps[i];
+        if (st->kind != STEP_SEND && st->kind != STEP_RECV)
+            continue;
+        if (s->cnt.failed > 0) {
+            int err = umpi__step_error(st);
+            if (err != MPI_SUCCESS)
+                umpi__fail(s, err);
+        }
+        if (st->req != NULL) {
+            umpi_request_release(st->req);
+            st->req = NULL;
+        }
+    }
+    s->cnt.failed = 0;
+    s->nreqs = 0;
+}
+
 /* Phases started by umpi__advance: the progress hook reports them as progress (progress.c). */
 static unsigned umpi__phases;
 
-/* Moves s forward as far as it can go; returns nonzero when it is complete. */
+/*
+ * Moves s forward as far as it can go; returns nonzero when it is complete. The running phase is
+ * complete when its counter of messages in flight is 0 (UCX's callbacks count down): no pass over
+ * its steps, except to collect failures and release the requests of non-contiguous types.
+ */
 static int umpi__advance(umpi_sched_t *s)
 {
     for (;;) {
-        if (s->pending > 0) {
-            for (int i = s->phase_begin; i < s->pos; i++) {
-                umpi_step_t *st = &s->steps[i];
-                if (st->req != NULL && st->req->done) {
-                    int err = umpi__finish(s, st);
-                    if (err != MPI_SUCCESS)
-                        umpi__fail(s, err);
-                    s->pending--;
-                }
-            }
-            if (s->pending > 0)
-                return 0;
-        }
+        if (s->cnt.pending > 0)
+            return 0;
+        if (umpi_unlikely(s->cnt.failed > 0 || s->nreqs > 0))
+            umpi__phase_finish(s);
         if (s->pos == s->nsteps || s->error != MPI_SUCCESS) {
             s->done = 1;
             return 1;
@@ -357,15 +389,15 @@ static int umpi__advance(umpi_sched_t *s)
                 int err = umpi__post(s, st);
                 if (umpi_unlikely(err != MPI_SUCCESS)) {
                     umpi__fail(s, err);
-                    if (st->req != NULL)
-                        umpi__finish(s, st);
-                } else {
-                    s->pending++;
+                    st->done.status = UCS_OK; /* reported already */
                 }
                 break;
             }
             case STEP_REDUCE:
-                umpi_op_apply(st->op, st->in, st->out, st->count, st->dt);
+                if (umpi_likely(st->kernel != NULL))
+                    st->kernel(st->in, st->out, (size_t) st->count);
+                else
+                    umpi_op_apply(st->op, st->in, st->out, st->count, st->dt);
                 break;
             case STEP_COPY:
                 umpi_coll_copy(st->in, st->count, st->dt, st->out, st->rcount, st->rdt);
@@ -379,14 +411,15 @@ static void umpi__rewind(umpi_sched_t *s)
 {
     s->pos = 0;
     s->phase_begin = 0;
-    s->pending = 0;
+    s->cnt.pending = s->cnt.failed = 0;
+    s->nreqs = 0;
     s->error = MPI_SUCCESS;
     s->done = 0;
 }
 
 void umpi_sched_free(umpi_sched_t *s)
 {
-    for (int i = 0; i < s->nsteps; i++) {
+    for (int i = 0; s->refs && i < s->nsteps; i++) {
         umpi_step_t *st = &s->steps[i];
         if (st->dt)
             umpi_dtype_release(st->dt);
@@ -412,7 +445,8 @@ void umpi_sched_free(umpi_sched_t *s)
          * into `rep stos`, whose start-up was a quarter of a one-process barrier's time (perf,
          * 2026-11-22). Kept: steps, cap, spare; scratch is NULL after the loop above. */
         s->comm = NULL;
-        s->nsteps = s->pos = s->phase_begin = s->pending = s->error = s->done = 0;
+        s->nsteps = s->pos = s->phase_begin = s->error = s->done = s->refs = s->nreqs = 0;
+        s->cnt.pending = s->cnt.failed = 0;
         s->req = NULL;
         s->next_active = s->prev_active = NULL;
         umpi__cache[umpi__ncached++] = s;

@@ -31,8 +31,8 @@
  *     confirms it).
  * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0},
-    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109},
+    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0},
 };
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
@@ -45,9 +45,13 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
  * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x
  * there. Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks
  * counts, which a critical-path formula only approximates (Rabenseifner reduce moves twice
- * binomial's bytes in all; the formula prefers binomial at 1 MiB by 4 % only) (bench/NOTES.md). */
+ * binomial's bytes in all; the formula prefers binomial at 1 MiB by 4 % only) (bench/NOTES.md).
+ * post (part perf2): most of that alpha is the wait for the peer to get a core, which messages
+ * posted together share; each still costs its own software start-up, the unloaded SHM alpha. With
+ * it, alltoall at 4 ranks takes the one-round linear algorithm up to about 10 KiB per block
+ * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17). */
 static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
-                                                           .gamma = 1.0 / 29200.0};
+                                                           .gamma = 1.0 / 29200.0, .post = 0.109};
 
 static double umpi__lg(int p)
 {
@@ -168,8 +172,9 @@ static double umpi__cost_pairwise(const umpi_coll_cost_t *c, int p, double n)
 
 static double umpi__cost_linear_all(const umpi_coll_cost_t *c, int p, double n)
 {
-    /* all 2 (p - 1) messages at once: start-ups overlap with transfers but congest */
-    return (p - 1) * (c->alpha + n * c->beta) + (p > 2 ? (p - 1) * n * c->beta : 0);
+    /* all 2 (p - 1) messages at once: one wait for the peers, the start-ups one after another,
+     * and the transfers congest */
+    return c->alpha + (p - 2) * c->post + (p - 1) * n * c->beta + (p > 2 ? (p - 1) * n * c->beta : 0);
 }
 
 static double umpi__cost_bruck_alltoall(const umpi_coll_cost_t *c, int p, double n)
@@ -204,6 +209,12 @@ static double umpi__cost_bcast_pipeline(const umpi_coll_cost_t *c, int p, double
 {
     double seg = n < 65536 ? n : 65536, nseg = n <= 65536 ? 1 : n / 65536;
     return (p - 2 + nseg) * (c->alpha + seg * c->beta);
+}
+
+/* part perf2: p - 1 sends from the root in one round (umpi__cost_linear_all's start-ups) */
+static double umpi__cost_bcast_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    return p > 1 ? c->alpha + (p - 2) * c->post + (p - 1) * n * c->beta : 0;
 }
 
 static double umpi__cost_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
@@ -332,6 +343,9 @@ static const umpi_coll_algo_t umpi__bcast[] = {
      "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
     {"pipeline", umpi_bcast_pipeline, NULL, umpi__cost_bcast_pipeline,
      "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
+    /* part perf2 */
+    {"linear", umpi_bcast_linear, NULL, umpi__cost_bcast_linear,
+     "the root sends to every other member in one round, nobody forwards: small messages, oversubscribed"},
 };
 
 static const umpi_coll_algo_t umpi__allreduce[] = {

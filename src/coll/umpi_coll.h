@@ -75,9 +75,12 @@ typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, co
  *   alpha  us   start-up time of one message (latency), sender and receiver included
  *   beta   us/B time per byte moved (1 / bandwidth)
  *   gamma  us/B time per byte reduced by a predefined op (local computation)
+ *   post   us   the part of alpha that messages posted in one round pay one after another (the
+ *               per-message software cost); the rest of alpha (waiting for the peer) overlaps
+ *               (part perf2: equal to alpha except when oversubscribed)
  */
 typedef struct umpi_coll_cost {
-    double alpha, beta, gamma;
+    double alpha, beta, gamma, post;
 } umpi_coll_cost_t;
 
 typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
@@ -278,6 +281,9 @@ UMPI_COLL_ALGO(umpi_allgather_hier);
 UMPI_COLL_ALGO(umpi_gather_hier);
 UMPI_COLL_ALGO(umpi_scatter_hier);
 UMPI_COLL_ALGO(umpi_allreduce_hier_large);
+
+/* ---- small collectives when ranks outnumber cores (issue 4, part perf2) ------------------------------ */
+UMPI_COLL_ALGO(umpi_bcast_linear);
 
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)

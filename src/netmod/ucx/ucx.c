@@ -322,3 +322,73 @@ void umpi_ucx_cancel(void *ucx_req)
 {
     ucp_request_cancel(umpi_ucx.worker, ucx_req);
 }
+
+/* ---- light operations (collective schedules) ------------------------------------------------------ */
+
+static inline void umpi__light_done(umpi_ucx_done_t *d, ucs_status_t st)
+{
+    if (umpi_unlikely(st != UCS_OK)) {
+        d->status = st;
+        d->counter->failed++;
+    }
+    d->counter->pending--;
+}
+
+static void umpi__light_send_cb(void *ucx_req, ucs_status_t st, void *user_data)
+{
+    ucp_request_free(ucx_req);
+    umpi__light_done(user_data, st);
+}
+
+static void umpi__light_recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    (void) info;
+    ucp_request_free(ucx_req);
+    umpi__light_done(user_data, st);
+}
+
+/* Counted as pending before the call: a callback run inside it then finds the count it expects. */
+static umpi_status_t umpi__light_result(ucs_status_ptr_t sp, umpi_ucx_done_t *d, const char *what)
+{
+    if (umpi_likely(!UCS_PTR_IS_ERR(sp))) {
+        if (sp == NULL)
+            d->counter->pending--; /* completed at once */
+        return UMPI_OK;
+    }
+    if (UCS_PTR_STATUS(sp) == UCS_ERR_MESSAGE_TRUNCATED) {
+        /* a waiting message longer than the buffer: reported as the completion */
+        umpi__light_done(d, UCS_ERR_MESSAGE_TRUNCATED);
+        return UMPI_OK;
+    }
+    d->counter->pending--;
+    return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
+}
+
+umpi_status_t umpi_ucx_send_light(ucp_ep_h ep, const void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag,
+                                  umpi_ucx_done_t *d)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .datatype = dt,
+        .cb.send = umpi__light_send_cb,
+        .user_data = d,
+    };
+    d->status = UCS_OK;
+    d->counter->pending++;
+    return umpi__light_result(ucp_tag_send_nbx(ep, buf, len, tag, &p), d, "ucp_tag_send_nbx");
+}
+
+/* Immediate completion allowed (unlike umpi_ucx_recv_dt): a schedule needs no source, tag or length. */
+umpi_status_t umpi_ucx_recv_light(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .datatype = dt,
+        .cb.recv = umpi__light_recv_cb,
+        .user_data = d,
+    };
+    d->status = UCS_OK;
+    d->counter->pending++;
+    return umpi__light_result(ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, ~(ucp_tag_t) 0, &p), d,
+                              "ucp_tag_recv_nbx");
+}

@@ -165,4 +165,22 @@ static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
 
 void umpi_ucx_cancel(void *ucx_req);
 
+/*
+ * Light operations for collective schedules: no umpi_request_t, no status. Each completion
+ * decrements the shared counter (counter->pending, incremented here while the operation is in
+ * flight) and, on failure, records the UCX status in the record and counts it in counter->failed.
+ * Operations that complete inside the call leave pending unchanged. Never cancelled.
+ */
+typedef struct umpi_ucx_counter {
+    int pending;
+    int failed;
+} umpi_ucx_counter_t;
+typedef struct umpi_ucx_done {
+    umpi_ucx_counter_t *counter;
+    int status;               /* ucs_status_t of the completion; UCS_OK until a failure */
+} umpi_ucx_done_t;
+umpi_status_t umpi_ucx_send_light(ucp_ep_h ep, const void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag,
+                                  umpi_ucx_done_t *d);
+umpi_status_t umpi_ucx_recv_light(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d);
+
 #endif
