@@ -188,7 +188,7 @@ static void umpi__print_algos(int kind, int inter)
 
     printf("    %s:", inter ? "intercommunicators" : "intracommunicators");
     if (umpi_coll_algo_describe(kind, inter, 0, &kname, &name) == NULL) {
-        printf(" none yet\n");
+        printf(" none (MPI does not define it there)\n");
         return;
     }
     printf("\n");
