@@ -321,6 +321,106 @@ static double umpi__cost_hier_allreduce_large(const umpi_coll_cost_t *c, int p, 
            umpi__cost_bcast_scatter_allgather(UMPI__SHM, ppn, n);
 }
 
+/* ---- total work (part perf3) ------------------------------------------------------------------------
+ * Oversubscribed (more ranks than cores on the node), the cores are the bottleneck: what the wall
+ * clock sees is the work of all members together divided by the cores, not only the critical path.
+ * These functions give that total (same arguments as the formulas above, the oversubscribed
+ * parameters): every message costs its software start-up (post) and n beta of copying, every
+ * reduced byte gamma, and every time a member waits for a peer between rounds it gives its core
+ * away and takes it back. That switch is not measured on its own: half the hand-off the
+ * oversubscribed alpha adds to post, the most that keeps the measured 8-byte choices (allreduce:
+ * recursive doubling 4.6 us, reduce + bcast 5.4) and enough to see the 1.5x that posting every
+ * alltoall block at once gains over p - 1 rounds at 64 KiB and 1 MiB. The driver prices
+ * max(critical path, work / cores). Only the kinds whose large messages were measured
+ * oversubscribed have them (reduce, allreduce, allgather(v), alltoall(v); bench/NOTES.md). */
+
+/* m messages, bytes moved in all, w waits in all */
+static double umpi__w(const umpi_coll_cost_t *c, double m, double bytes, double w)
+{
+    return m * c->post + bytes * c->beta + w * (c->alpha - c->post) / 2;
+}
+
+static int umpi__pof2_floor(int p)
+{
+    int q = umpi_coll_pow2_ceil(p);
+    return q > p ? q / 2 : q;
+}
+
+static double umpi__work_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* p - 1 messages of the whole vector, each reduced by its receiver, which waits for it */
+    return umpi__w(c, p - 1, (p - 1) * n, p - 1) + (p - 1) * n * c->gamma;
+}
+
+static double umpi__work_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* fold of r = p - q members, halving among q (n (q - 1) bytes moved and reduced in all),
+     * binomial gather of the blocks (n / 2 per round), the result to the root (counted always) */
+    int q = umpi__pof2_floor(p), r = p - q;
+    double lq = umpi__lg(q);
+    return umpi__w(c, r + q * lq + q, r * n + (q - 1) * n + lq * n / 2 + n, r + q * lq + q) +
+           (r * n + (q - 1) * n) * c->gamma;
+}
+
+static double umpi__work_allreduce_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    int q = umpi__pof2_floor(p), r = p - q;
+    double lq = umpi__lg(q);
+    return umpi__w(c, q * lq + 2 * r, (q * lq + 2 * r) * n, q * lq + 2 * r) + (q * lq + r) * n * c->gamma;
+}
+
+static double umpi__work_allreduce_ring(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* every member: 2 (p - 1) messages of n / p, p - 1 of them reduced */
+    return umpi__w(c, 2.0 * p * (p - 1), 2.0 * (p - 1) * n, 2.0 * p * (p - 1)) + (p - 1) * n * c->gamma;
+}
+
+static double umpi__work_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* the ring's bytes in 2 log2 q rounds among q, the fold before (reduced) and after */
+    int q = umpi__pof2_floor(p), r = p - q;
+    double lq = umpi__lg(q);
+    return umpi__w(c, 2 * q * lq + 2 * r, 2.0 * (q - 1) * n + 2 * r * n, 2 * q * lq + 2 * r) +
+           ((q - 1) * n + r * n) * c->gamma;
+}
+
+static double umpi__work_allreduce_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__w(c, 2 * (p - 1), 2.0 * (p - 1) * n, 2 * (p - 1)) + (p - 1) * n * c->gamma;
+}
+
+/* gathers to all, n one member's block: every member ends with the p - 1 others' blocks */
+static double umpi__work_allgather_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n, p * umpi__lg(p));
+}
+
+static double umpi__work_allgather_bruck(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* as recursive doubling, plus each member's packing in and rotating out (2 p blocks) */
+    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n + 2.0 * p * p * n, p * umpi__lg(p));
+}
+
+/* p (p - 1) blocks, one message each, in p - 1 rounds (ring, pairwise) */
+static double umpi__work_rounds(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, (double) p * (p - 1));
+}
+
+/* p (p - 1) blocks, one message each, all in one round: one wait per member */
+static double umpi__work_linear_all(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, p);
+}
+
+static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double n)
+{
+    /* every member: the critical path's bytes (log2 p rounds of p/2 blocks, 3 copies each, the
+     * packing in and out) */
+    double lg = umpi__lg(p);
+    return umpi__w(c, p * lg, p * (lg * (p / 2.0) * n * 3 + 2.0 * p * n), p * lg);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -350,16 +450,16 @@ static const umpi_coll_algo_t umpi__bcast[] = {
 
 static const umpi_coll_algo_t umpi__allreduce[] = {
     {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
-     "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)"},
+     "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)", umpi__work_allreduce_rd},
     {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
     /* part c2 */
     {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi__cost_allreduce_ring,
-     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops"},
+     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops", umpi__work_allreduce_ring},
     {"rabenseifner", umpi_allreduce_rabenseifner, umpi_coll_commutative, umpi__cost_allreduce_rabenseifner,
-     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops"},
+     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops", umpi__work_allreduce_rabenseifner},
     {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
-     "binomial reduce to member 0 in rank order, then binomial broadcast"},
+     "binomial reduce to member 0 in rank order, then binomial broadcast", umpi__work_allreduce_reduce_bcast},
     /* part hier2 */
     {"hier_large", umpi_allreduce_hier_large, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce_large,
      "Rabenseifner reduce in each node, ring/Rabenseifner among node leaders, scatter+allgather bcast in each "
@@ -426,11 +526,11 @@ static const umpi_coll_algo_t umpi__scatterv[] = {
 
 static const umpi_coll_algo_t umpi__allgather[] = {
     {"recursive_doubling", umpi_allgather_recursive_doubling, umpi_allgather_recursive_doubling_usable,
-     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)"},
+     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)", umpi__work_allgather_rd},
     {"bruck", umpi_allgather_bruck, NULL, umpi__cost_bruck_gather,
-     "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)"},
+     "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)", umpi__work_allgather_bruck},
     {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
-     "p - 1 rounds passing one block to the right neighbour"},
+     "p - 1 rounds passing one block to the right neighbour", umpi__work_rounds},
     /* part hier2 */
     {"hier", umpi_allgather_hier, umpi_coll_hier_usable, umpi__cost_hier_allgather,
      "gather to each node leader, ring among leaders, node broadcast, blocks placed by rank"},
@@ -438,33 +538,33 @@ static const umpi_coll_algo_t umpi__allgather[] = {
 
 static const umpi_coll_algo_t umpi__allgatherv[] = {
     {"ring", umpi_allgatherv_ring, NULL, umpi__cost_ring,
-     "p - 1 rounds passing one block to the right neighbour"},
+     "p - 1 rounds passing one block to the right neighbour", umpi__work_rounds},
     {"linear", umpi_allgatherv_linear, NULL, umpi__cost_linear_all,
-     "every process sends its block to every other in one round"},
+     "every process sends its block to every other in one round", umpi__work_linear_all},
 };
 
 static const umpi_coll_algo_t umpi__alltoall[] = {
     {"pairwise", umpi_alltoall_pairwise, NULL, umpi__cost_pairwise,
-     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k", umpi__work_rounds},
     {"bruck", umpi_alltoall_bruck, NULL, umpi__cost_bruck_alltoall,
-     "ceil(log2 p) rounds of about p/2 packed blocks (small messages)"},
+     "ceil(log2 p) rounds of about p/2 packed blocks (small messages)", umpi__work_bruck_alltoall},
     {"linear", umpi_alltoall_linear, NULL, umpi__cost_linear_all,
-     "all p - 1 sends and receives posted in one round"},
+     "all p - 1 sends and receives posted in one round", umpi__work_linear_all},
 };
 
 /* alltoallw shares the alltoallv builders (they read the per-process datatypes when given) */
 static const umpi_coll_algo_t umpi__alltoallv[] = {
     {"pairwise", umpi_alltoallv_pairwise, NULL, umpi__cost_pairwise,
-     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k"},
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k", umpi__work_rounds},
     {"linear", umpi_alltoallv_linear, NULL, umpi__cost_linear_all,
-     "all p - 1 sends and receives posted in one round"},
+     "all p - 1 sends and receives posted in one round", umpi__work_linear_all},
 };
 
 static const umpi_coll_algo_t umpi__reduce[] = {
     {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
-     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)"},
+     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)", umpi__work_reduce_binomial},
     {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
-     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops"},
+     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops", umpi__work_reduce_rabenseifner},
     /* part hier2 */
     {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_reduce,
      "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
@@ -652,6 +752,14 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
             continue;
         }
         double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0;
+        /* part perf3: oversubscribed, the total work over the cores when it is the larger */
+        if (t[i].work != NULL && link == UMPI_LINK_SHM && umpi_progress_oversubscribed) {
+            double w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
+            umpi_debug(2, "%s candidate %s: critical path %.3f us, work / %d cores %.3f us",
+                       umpi__kind_names[a->kind], t[i].name, est, umpi_progress_cores, w);
+            if (w > est)
+                est = w;
+        }
         /* UMPI_DEBUG=2: every candidate with its estimate (part hier2) */
         umpi_debug(2, "%s candidate %s: estimated %.3f us (%d members, %zu bytes, %d nodes, at most %d per node)",
                    umpi__kind_names[a->kind], t[i].name, est, v->size, a->bytes, umpi_coll_shape.nnodes,

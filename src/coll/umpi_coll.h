@@ -93,6 +93,10 @@ typedef struct umpi_coll_algo {
     /* Estimated time in us: p members, n bytes (args.bytes), link parameters c. */
     double (*cost)(const umpi_coll_cost_t *c, int p, double n);
     const char *doc;           /* one line for umpi_info */
+    /* part perf3: the work of ALL members together in us (bytes moved and reduced, messages
+     * started, summed over the members), same arguments; NULL: not stated. Oversubscribed the
+     * cores are the bottleneck, and select.c prices max(cost, work / cores). */
+    double (*work)(const umpi_coll_cost_t *c, int p, double n);
 } umpi_coll_algo_t;
 
 /* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */

@@ -70,12 +70,14 @@ void umpi_progress_unregister(umpi_progress_hook_t hook)
 
 int umpi_progress_spin = UMPI_SPIN_DEFAULT;
 int umpi_progress_oversubscribed;
+int umpi_progress_cores = 1;
 
 void umpi_progress_init(int local_ranks)
 {
     cpu_set_t set;
     int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
     umpi_progress_oversubscribed = local_ranks > cores;
+    umpi_progress_cores = cores > 0 ? cores : 1;
     if (umpi_config.spin_count >= 0) {
         umpi_progress_spin = umpi_config.spin_count;
         return;

@@ -38,6 +38,8 @@ static inline unsigned umpi_progress(void)
 extern int umpi_progress_spin;
 /* Nonzero when this node runs more ranks than this process may use cores (collective selection). */
 extern int umpi_progress_oversubscribed;
+/* The cores this process may use (its affinity mask), at least 1 (part perf3: the total-work cost). */
+extern int umpi_progress_cores;
 /* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node. */
 void umpi_progress_init(int local_ranks);
 
