@@ -43,9 +43,9 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
  * 1.55 us (1.61, 1.49), beta 1/10290 us/B (1/12066, 1/8970), gamma 1/29200 us/B. One pair alone
  * on one core gave alpha 1.41 us, beta 1/13026 (load 2.8). With these the model stops choosing
  * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x
- * there. Known gap: oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks
- * counts, which a critical-path formula only approximates (Rabenseifner reduce moves twice
- * binomial's bytes in all; the formula prefers binomial at 1 MiB by 4 % only) (bench/NOTES.md).
+ * there. Oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks counts,
+ * which a critical-path formula only approximates (Rabenseifner reduce moves twice binomial's
+ * bytes in all); part perf3 adds the work estimates below (umpi__work_*), priced over the cores.
  * post (part perf2): most of that alpha is the wait for the peer to get a core, which messages
  * posted together share; each still costs its own software start-up, the unloaded SHM alpha. With
  * it, alltoall at 4 ranks takes the one-round linear algorithm up to about 10 KiB per block
@@ -334,10 +334,26 @@ static double umpi__cost_hier_allreduce_large(const umpi_coll_cost_t *c, int p, 
  * max(critical path, work / cores). Only the kinds whose large messages were measured
  * oversubscribed have them (reduce, allreduce, allgather(v), alltoall(v); bench/NOTES.md). */
 
-/* m messages, bytes moved in all, w waits in all */
-static double umpi__w(const umpi_coll_cost_t *c, double m, double bytes, double w)
+/* Pieces larger than this (a quarter of the 1 MiB L2 each core of the development VM has) do not
+ * stay in the cache with their destination and the vector they are reduced into; oversubscribed,
+ * the share of such a piece beyond it (1 - this / piece) costs twice beta: fitted, not measured
+ * on its own, to allreduce at 1 MiB and 4 ranks, where the ring (256 KiB pieces) takes 190-254 us,
+ * Rabenseifner (512 KiB pieces in two of its four rounds, the same bytes in all) 292-400 and
+ * reduce + bcast (1 MiB pieces) 818-1071 (bench/NOTES.md, part perf3). Reductions only: where
+ * pieces are only copied into place the measurements show no such effect (allgather at 1 MiB:
+ * recursive doubling, 1 and 2 MiB pieces, best 586-731 us; the ring, 1 MiB pieces, 647-654). */
+#define UMPI__PIECE_CACHED 262144.0
+
+/* b bytes moved in pieces of s bytes: the bytes that count twice */
+static double umpi__big(double s, double b)
 {
-    return m * c->post + bytes * c->beta + w * (c->alpha - c->post) / 2;
+    return s > UMPI__PIECE_CACHED ? b * (1 - UMPI__PIECE_CACHED / s) : 0;
+}
+
+/* m messages, bytes moved in all (big of them in pieces over UMPI__PIECE_CACHED), w waits in all */
+static double umpi__w(const umpi_coll_cost_t *c, double m, double bytes, double big, double w)
+{
+    return m * c->post + (bytes + big) * c->beta + w * (c->alpha - c->post) / 2;
 }
 
 static int umpi__pof2_floor(int p)
@@ -349,7 +365,7 @@ static int umpi__pof2_floor(int p)
 static double umpi__work_reduce_binomial(const umpi_coll_cost_t *c, int p, double n)
 {
     /* p - 1 messages of the whole vector, each reduced by its receiver, which waits for it */
-    return umpi__w(c, p - 1, (p - 1) * n, p - 1) + (p - 1) * n * c->gamma;
+    return umpi__w(c, p - 1, (p - 1) * n, umpi__big(n, (p - 1) * n), p - 1) + (p - 1) * n * c->gamma;
 }
 
 static double umpi__work_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
@@ -358,7 +374,10 @@ static double umpi__work_reduce_rabenseifner(const umpi_coll_cost_t *c, int p, d
      * binomial gather of the blocks (n / 2 per round), the result to the root (counted always) */
     int q = umpi__pof2_floor(p), r = p - q;
     double lq = umpi__lg(q);
-    return umpi__w(c, r + q * lq + q, r * n + (q - 1) * n + lq * n / 2 + n, r + q * lq + q) +
+    double big = umpi__big(n, r * n + n);
+    for (int k = 1; k <= (int) lq; k++) /* halving round k: q pieces of n / 2^k; gather: n / 2 */
+        big += umpi__big(n / (1 << k), q * n / (1 << k)) + umpi__big(n / q * (1 << (k - 1)), n / 2);
+    return umpi__w(c, r + q * lq + q, r * n + (q - 1) * n + lq * n / 2 + n, big, r + q * lq + q) +
            (r * n + (q - 1) * n) * c->gamma;
 }
 
@@ -366,13 +385,15 @@ static double umpi__work_allreduce_rd(const umpi_coll_cost_t *c, int p, double n
 {
     int q = umpi__pof2_floor(p), r = p - q;
     double lq = umpi__lg(q);
-    return umpi__w(c, q * lq + 2 * r, (q * lq + 2 * r) * n, q * lq + 2 * r) + (q * lq + r) * n * c->gamma;
+    double bytes = (q * lq + 2 * r) * n;
+    return umpi__w(c, q * lq + 2 * r, bytes, umpi__big(n, bytes), q * lq + 2 * r) + (q * lq + r) * n * c->gamma;
 }
 
 static double umpi__work_allreduce_ring(const umpi_coll_cost_t *c, int p, double n)
 {
     /* every member: 2 (p - 1) messages of n / p, p - 1 of them reduced */
-    return umpi__w(c, 2.0 * p * (p - 1), 2.0 * (p - 1) * n, 2.0 * p * (p - 1)) + (p - 1) * n * c->gamma;
+    return umpi__w(c, 2.0 * p * (p - 1), 2.0 * (p - 1) * n, umpi__big(n / p, 2.0 * (p - 1) * n), 2.0 * p * (p - 1)) +
+           (p - 1) * n * c->gamma;
 }
 
 static double umpi__work_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
@@ -380,37 +401,41 @@ static double umpi__work_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p
     /* the ring's bytes in 2 log2 q rounds among q, the fold before (reduced) and after */
     int q = umpi__pof2_floor(p), r = p - q;
     double lq = umpi__lg(q);
-    return umpi__w(c, 2 * q * lq + 2 * r, 2.0 * (q - 1) * n + 2 * r * n, 2 * q * lq + 2 * r) +
+    double big = umpi__big(n, 2.0 * r * n);
+    for (int k = 1; k <= (int) lq; k++) /* halving and doubling round k: q pieces of n / 2^k each */
+        big += umpi__big(n / (1 << k), 2.0 * q * n / (1 << k));
+    return umpi__w(c, 2 * q * lq + 2 * r, 2.0 * (q - 1) * n + 2 * r * n, big, 2 * q * lq + 2 * r) +
            ((q - 1) * n + r * n) * c->gamma;
 }
 
 static double umpi__work_allreduce_reduce_bcast(const umpi_coll_cost_t *c, int p, double n)
 {
-    return umpi__w(c, 2 * (p - 1), 2.0 * (p - 1) * n, 2 * (p - 1)) + (p - 1) * n * c->gamma;
+    return umpi__w(c, 2 * (p - 1), 2.0 * (p - 1) * n, umpi__big(n, 2.0 * (p - 1) * n), 2 * (p - 1)) +
+           (p - 1) * n * c->gamma;
 }
 
 /* gathers to all, n one member's block: every member ends with the p - 1 others' blocks */
 static double umpi__work_allgather_rd(const umpi_coll_cost_t *c, int p, double n)
 {
-    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n, p * umpi__lg(p));
+    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n, 0, p * umpi__lg(p));
 }
 
 static double umpi__work_allgather_bruck(const umpi_coll_cost_t *c, int p, double n)
 {
     /* as recursive doubling, plus each member's packing in and rotating out (2 p blocks) */
-    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n + 2.0 * p * p * n, p * umpi__lg(p));
+    return umpi__w(c, p * umpi__lg(p), (double) p * (p - 1) * n + 2.0 * p * p * n, 0, p * umpi__lg(p));
 }
 
 /* p (p - 1) blocks, one message each, in p - 1 rounds (ring, pairwise) */
 static double umpi__work_rounds(const umpi_coll_cost_t *c, int p, double n)
 {
-    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, (double) p * (p - 1));
+    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, 0, (double) p * (p - 1));
 }
 
 /* p (p - 1) blocks, one message each, all in one round: one wait per member */
 static double umpi__work_linear_all(const umpi_coll_cost_t *c, int p, double n)
 {
-    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, p);
+    return umpi__w(c, (double) p * (p - 1), (double) p * (p - 1) * n, 0, p);
 }
 
 static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double n)
@@ -418,7 +443,7 @@ static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double
     /* every member: the critical path's bytes (log2 p rounds of p/2 blocks, 3 copies each, the
      * packing in and out) */
     double lg = umpi__lg(p);
-    return umpi__w(c, p * lg, p * (lg * (p / 2.0) * n * 3 + 2.0 * p * n), p * lg);
+    return umpi__w(c, p * lg, p * (lg * (p / 2.0) * n * 3 + 2.0 * p * n), 0, p * lg);
 }
 
 /* ---- tables --------------------------------------------------------------------------------------- */
@@ -450,14 +475,17 @@ static const umpi_coll_algo_t umpi__bcast[] = {
 
 static const umpi_coll_algo_t umpi__allreduce[] = {
     {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
-     "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)", umpi__work_allreduce_rd},
+     "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)",
+     umpi__work_allreduce_rd},
     {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
     /* part c2 */
     {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi__cost_allreduce_ring,
-     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops", umpi__work_allreduce_ring},
+     "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops",
+     umpi__work_allreduce_ring},
     {"rabenseifner", umpi_allreduce_rabenseifner, umpi_coll_commutative, umpi__cost_allreduce_rabenseifner,
-     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops", umpi__work_allreduce_rabenseifner},
+     "recursive halving reduce-scatter then recursive doubling allgather: large vectors, commutative ops",
+     umpi__work_allreduce_rabenseifner},
     {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi__cost_allreduce_reduce_bcast,
      "binomial reduce to member 0 in rank order, then binomial broadcast", umpi__work_allreduce_reduce_bcast},
     /* part hier2 */
@@ -526,7 +554,8 @@ static const umpi_coll_algo_t umpi__scatterv[] = {
 
 static const umpi_coll_algo_t umpi__allgather[] = {
     {"recursive_doubling", umpi_allgather_recursive_doubling, umpi_allgather_recursive_doubling_usable,
-     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)", umpi__work_allgather_rd},
+     umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)",
+     umpi__work_allgather_rd},
     {"bruck", umpi_allgather_bruck, NULL, umpi__cost_bruck_gather,
      "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)", umpi__work_allgather_bruck},
     {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
@@ -562,9 +591,11 @@ static const umpi_coll_algo_t umpi__alltoallv[] = {
 
 static const umpi_coll_algo_t umpi__reduce[] = {
     {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
-     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)", umpi__work_reduce_binomial},
+     "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)",
+     umpi__work_reduce_binomial},
     {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
-     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops", umpi__work_reduce_rabenseifner},
+     "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops",
+     umpi__work_reduce_rabenseifner},
     /* part hier2 */
     {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_reduce,
      "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
