@@ -201,26 +201,13 @@ static void umpi__print_algos(int kind, int inter)
 static void umpi__print_coll(void)
 {
     const char *kname, *name;
-    char none[1024] = "";
-    size_t used = 0;
 
     printf("Collective algorithms (UMPI_<COLL>_ALGORITHM=<name> forces one; by default the cost model\n"
            "chooses per call, UMPI_DEBUG=1 prints the choice)\n");
     for (int kind = 0; umpi_coll_algo_describe(kind, 0, 0, &kname, &name), kname != NULL; kind++) {
-        const char *inter_name;
-        umpi_coll_algo_describe(kind, 1, 0, &kname, &inter_name);
-        if (name == NULL && inter_name == NULL) {
-            used += (size_t)snprintf(none + used, used < sizeof(none) ? sizeof(none) - used : 0, "%s%s",
-                                     used ? ", " : "", kname);
-            continue;
-        }
         printf("  %s\n", kname);
         umpi__print_algos(kind, 0);
         umpi__print_algos(kind, 1);
-    }
-    if (used > 0) {
-        printf("  not implemented yet:\n");
-        umpi__print_wrapped(none, 4);
     }
 }
 

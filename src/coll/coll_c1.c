@@ -298,10 +298,12 @@ int umpi_impl_scatterv_init(const void *sendbuf, const MPI_Count sendcounts[], c
 
 /* ---- allgather --------------------------------------------------------------------------------- */
 
-static int umpi__allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                           umpi_dtype_t *rdt, umpi_comm_t *comm, int mode, MPI_Request *request)
+/* Allgather and Alltoall take the same arguments: a block per process on each side. */
+static int umpi__blocks_each(umpi_coll_kind_t kind, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                             void *rbuf, MPI_Count rcount, umpi_dtype_t *rdt, umpi_comm_t *comm, int mode,
+                             MPI_Request *request)
 {
-    umpi_coll_args_t a = {.kind = UMPI_COLL_ALLGATHER, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount,
+    umpi_coll_args_t a = {.kind = kind, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount,
                           .rdt = rdt, .bytes = (size_t) (rcount * rdt->size)};
     int err = umpi__inplace_allowed(comm, sbuf, "sendbuf");
     if (err == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
@@ -317,15 +319,15 @@ static int umpi__allgather(const void *sbuf, MPI_Count scount, MPI_Datatype styp
 int umpi_impl_allgather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                         MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
 {
-    return umpi__allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                           UMPI_COLL_BLOCKING, NULL);
+    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_BLOCKING, NULL);
 }
 
 int umpi_impl_iallgather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                          MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
 {
-    return umpi__allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                           UMPI_COLL_NONBLOCKING, request);
+    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_NONBLOCKING, request);
 }
 
 int umpi_impl_allgather_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -333,8 +335,8 @@ int umpi_impl_allgather_init(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Request *request)
 {
     (void) info;
-    return umpi__allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                           UMPI_COLL_PERSISTENT, request);
+    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_PERSISTENT, request);
 }
 
 /* ---- allgatherv -------------------------------------------------------------------------------- */
@@ -390,34 +392,18 @@ int umpi_impl_allgatherv_init(const void *sendbuf, MPI_Count sendcount, MPI_Data
 
 /* ---- alltoall ---------------------------------------------------------------------------------- */
 
-static int umpi__alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                          umpi_dtype_t *rdt, umpi_comm_t *comm, int mode, MPI_Request *request)
-{
-    umpi_coll_args_t a = {.kind = UMPI_COLL_ALLTOALL, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount,
-                          .rdt = rdt, .bytes = (size_t) (rcount * rdt->size)};
-    int err = umpi__inplace_allowed(comm, sbuf, "sendbuf");
-    if (err == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        err = umpi__buf(sbuf, scount, stype, &a.sdt, "sendbuf", "sendcount", "sendtype");
-    if (err == MPI_SUCCESS)
-        err = umpi_coll_aliased(sbuf, rbuf, rcount);
-    if (err != MPI_SUCCESS)
-        return err;
-    a.scount = a.sdt ? scount : 0;
-    return umpi_coll_run(&a, mode, request);
-}
-
 int umpi_impl_alltoall(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                        MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
 {
-    return umpi__alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                          UMPI_COLL_BLOCKING, NULL);
+    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_BLOCKING, NULL);
 }
 
 int umpi_impl_ialltoall(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                         MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
 {
-    return umpi__alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                          UMPI_COLL_NONBLOCKING, request);
+    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_NONBLOCKING, request);
 }
 
 int umpi_impl_alltoall_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -425,8 +411,8 @@ int umpi_impl_alltoall_init(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             MPI_Request *request)
 {
     (void) info;
-    return umpi__alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr, comm_ptr,
-                          UMPI_COLL_PERSISTENT, request);
+    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
+                             comm_ptr, UMPI_COLL_PERSISTENT, request);
 }
 
 /* ---- alltoallv / alltoallw --------------------------------------------------------------------- */

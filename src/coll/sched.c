@@ -470,6 +470,8 @@ int umpi_sched_run(umpi_sched_t *s)
 
 /* ---- nonblocking and persistent: the active list, advanced by a progress hook -------------------- */
 
+/* The hook is registered only while some schedule is active: point-to-point progress pays nothing
+ * for collectives that have finished. */
 static umpi_sched_t *umpi__active;
 static int umpi__hooked;
 
@@ -501,16 +503,15 @@ static unsigned umpi__hook(void)
         }
         s = next;
     }
+    if (umpi__active == NULL) {
+        umpi_progress_unregister(umpi__hook);
+        umpi__hooked = 0;
+    }
     return n + (umpi__phases - phases);
 }
 
 static int umpi__activate(umpi_sched_t *s)
 {
-    if (!umpi__hooked) {
-        if (umpi_progress_register(umpi__hook) != 0)
-            return umpi_err_create(MPI_ERR_INTERN, "no room for the collective progress hook");
-        umpi__hooked = 1;
-    }
     umpi__rewind(s);
     s->req->done = 0;
     s->req->error = MPI_SUCCESS;
@@ -519,6 +520,11 @@ static int umpi__activate(umpi_sched_t *s)
         s->req->error = s->error;
         s->req->done = 1;
         return MPI_SUCCESS;
+    }
+    if (!umpi__hooked) {
+        if (umpi_progress_register(umpi__hook) != 0)
+            return umpi_err_create(MPI_ERR_INTERN, "no room for the collective progress hook");
+        umpi__hooked = 1;
     }
     s->next_active = umpi__active;
     s->prev_active = NULL;
