@@ -307,6 +307,10 @@ static inline int umpi_coll_fold_member(int newrank, int rem)
 {
     return newrank < rem ? 2 * newrank + 1 : newrank + rem;
 }
+/* The fold: member 2i sends its buf to 2i+1, which reduces it into its own (tmp receives it), for
+ * i < rem; sets *newrank (-1 for the members that sent) and ends with a fence. */
+int umpi_coll_fold(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, MPI_Count n,
+                   umpi_dtype_t *dt, umpi_op_t *op, int rem, int *newrank);
 /* Recursive halving among the new ranks: afterwards block newrank of buf holds the reduction of
  * every new rank's buf; tmp has room for half the vector. Commutative ops only. */
 int umpi_coll_halving(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, const MPI_Count *disp,

@@ -23,18 +23,7 @@ UMPI_COLL_ALGO(umpi_allreduce_rabenseifner)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory for a %lld-element allreduce", (long long) n);
     umpi_coll_even_blocks(disp, pof2, n);
 
-    if (r < 2 * rem && r % 2 == 0) {
-        UMPI_COLL_TRY(umpi_sched_send(s, v, r + 1, buf, n, dt));
-        newrank = -1;
-    } else if (r < 2 * rem) {
-        UMPI_COLL_TRY(umpi_sched_recv(s, v, r - 1, tmp, n, dt));
-        UMPI_COLL_TRY(umpi_sched_fence(s));
-        UMPI_COLL_TRY(umpi_sched_reduce(s, tmp, buf, n, dt, a->op));
-        newrank = r / 2;
-    } else {
-        newrank = r - rem;
-    }
-    UMPI_COLL_TRY(umpi_sched_fence(s));
+    UMPI_COLL_TRY(umpi_coll_fold(s, v, buf, tmp, n, dt, a->op, rem, &newrank));
     if (newrank >= 0) {
         UMPI_COLL_TRY(umpi_coll_halving(s, v, buf, tmp, disp, pof2, rem, newrank, dt, a->op));
         UMPI_COLL_TRY(umpi_coll_doubling_allgather(s, v, buf, disp, pof2, rem, newrank, dt));

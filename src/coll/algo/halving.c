@@ -18,6 +18,24 @@ void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n)
         disp[i] = (MPI_Count) i * q + (i < r ? i : r);
 }
 
+int umpi_coll_fold(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, MPI_Count n,
+                   umpi_dtype_t *dt, umpi_op_t *op, int rem, int *newrank)
+{
+    int r = v->rank;
+    if (r < 2 * rem && r % 2 == 0) {
+        UMPI_COLL_TRY(umpi_sched_send(s, v, r + 1, buf, n, dt));
+        *newrank = -1;
+    } else if (r < 2 * rem) {
+        UMPI_COLL_TRY(umpi_sched_recv(s, v, r - 1, tmp, n, dt));
+        UMPI_COLL_TRY(umpi_sched_fence(s));
+        UMPI_COLL_TRY(umpi_sched_reduce(s, tmp, buf, n, dt, op));
+        *newrank = r / 2;
+    } else {
+        *newrank = r - rem;
+    }
+    return umpi_sched_fence(s);
+}
+
 int umpi_coll_halving(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, const MPI_Count *disp,
                       int pof2, int rem, int newrank, umpi_dtype_t *dt, umpi_op_t *op)
 {

@@ -23,18 +23,7 @@ UMPI_COLL_ALGO(umpi_reduce_rabenseifner)
     umpi_coll_even_blocks(disp, pof2, n);
     UMPI_COLL_TRY(umpi_sched_copy(s, in, n, dt, buf, n, dt));
 
-    if (r < 2 * rem && r % 2 == 0) {
-        UMPI_COLL_TRY(umpi_sched_send(s, v, r + 1, buf, n, dt));
-        newrank = -1;
-    } else if (r < 2 * rem) {
-        UMPI_COLL_TRY(umpi_sched_recv(s, v, r - 1, tmp, n, dt));
-        UMPI_COLL_TRY(umpi_sched_fence(s));
-        UMPI_COLL_TRY(umpi_sched_reduce(s, tmp, buf, n, dt, a->op));
-        newrank = r / 2;
-    } else {
-        newrank = r - rem;
-    }
-    UMPI_COLL_TRY(umpi_sched_fence(s));
+    UMPI_COLL_TRY(umpi_coll_fold(s, v, buf, tmp, n, dt, a->op, rem, &newrank));
     int top = umpi_coll_fold_member(0, rem);
     if (newrank >= 0) {
         UMPI_COLL_TRY(umpi_coll_halving(s, v, buf, tmp, disp, pof2, rem, newrank, dt, a->op));

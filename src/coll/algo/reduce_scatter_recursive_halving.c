@@ -29,20 +29,9 @@ UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving)
     if (buf == NULL || tmp == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory for a %lld-element reduce_scatter", (long long) n);
     UMPI_COLL_TRY(umpi_sched_copy(s, in, n, dt, buf, n, dt));
-    if (r < 2 * rem && r % 2 == 0) {
-        UMPI_COLL_TRY(umpi_sched_send(s, v, r + 1, buf, n, dt));
-        UMPI_COLL_TRY(umpi_sched_fence(s));
+    UMPI_COLL_TRY(umpi_coll_fold(s, v, buf, tmp, n, dt, a->op, rem, &newrank));
+    if (newrank < 0) /* folded in: my block comes back from the member I sent to */
         return umpi_sched_recv(s, v, r + 1, a->rbuf, mine, a->rdt);
-    }
-    if (r < 2 * rem) {
-        UMPI_COLL_TRY(umpi_sched_recv(s, v, r - 1, tmp, n, dt));
-        UMPI_COLL_TRY(umpi_sched_fence(s));
-        UMPI_COLL_TRY(umpi_sched_reduce(s, tmp, buf, n, dt, a->op));
-        newrank = r / 2;
-    } else {
-        newrank = r - rem;
-    }
-    UMPI_COLL_TRY(umpi_sched_fence(s));
     UMPI_COLL_TRY(umpi_coll_halving(s, v, buf, tmp, disp, pof2, rem, newrank, dt, a->op));
     if (r < 2 * rem)
         UMPI_COLL_TRY(umpi_sched_send(s, v, r - 1, umpi_coll_at(buf, odisp[r - 1], dt), odisp[r] - odisp[r - 1], dt));
