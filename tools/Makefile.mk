@@ -33,3 +33,8 @@ tools_umpi_info_LDADD = libmpi.la $(UCX_LIBS) $(PMIX_LIBS)
 tools_umpi_info_LDFLAGS = -Wl,-rpath,'$$ORIGIN/../lib'
 
 dist_man1_MANS += man/man1/mpicc.1 man/man1/mpicxx.1 man/man1/umpi_info.1
+
+# --- issue 6, part bind: process binding in mpirun (hwloc) ---
+mpirun_SOURCES += tools/mpirun/bind.c
+mpirun_CPPFLAGS += $(HWLOC_CFLAGS)
+mpirun_LDADD += $(HWLOC_LIBS)

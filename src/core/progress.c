@@ -1,6 +1,7 @@
 /* Progress hooks beyond UCX (collective schedules and GPU pipelines register here). */
 #include "core/umpi_progress.h"
 
+#include <errno.h>
 #include <sched.h>
 
 #define UMPI_PROGRESS_MAX_HOOKS 8
@@ -72,17 +73,47 @@ int umpi_progress_spin = UMPI_SPIN_DEFAULT;
 int umpi_progress_oversubscribed;
 int umpi_progress_cores = 1;
 
+/*
+ * How many CPUs the node's ranks share. A rank sees only its own affinity mask: right while the
+ * ranks are not bound (they all have the launcher's mask), wrong once each is bound to a core of
+ * its own (one CPU, two ranks: "oversubscribed"). The union of the node's bindings is what counts,
+ * and only the launcher knows it: mpirun passes it as UMPI_NODE_CPUS. Without it the own mask is
+ * the safe guess: counting the machine's or the cgroup's CPUs instead would call ranks that a
+ * `taskset -c 0 mpirun -n 2` put on one CPU unshared, and spinning there costs milliseconds per
+ * message, where yielding with cores to spare costs a fraction of a microsecond.
+ */
+static int umpi__node_cpus(const char **from)
+{
+    cpu_set_t *set;
+    int n = 0;
+
+    if (umpi_config.node_cpus > 0) {
+        *from = "UMPI_NODE_CPUS";
+        return umpi_config.node_cpus;
+    }
+    *from = "own affinity";
+    /* Sized for the CPUs this machine may have, not glibc's fixed 1024. */
+    for (int ncpu = CPU_SETSIZE; ncpu <= (1 << 20) && n == 0; ncpu *= 2) {
+        if ((set = CPU_ALLOC(ncpu)) == NULL)
+            break;
+        if (sched_getaffinity(0, CPU_ALLOC_SIZE(ncpu), set) == 0)
+            n = CPU_COUNT_S(CPU_ALLOC_SIZE(ncpu), set);
+        CPU_FREE(set);
+        if (n == 0 && errno != EINVAL)
+            break;
+    }
+    return n > 0 ? n : 1;
+}
+
 void umpi_progress_init(int local_ranks)
 {
-    cpu_set_t set;
-    int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    const char *from;
+    int cores = umpi__node_cpus(&from);
     umpi_progress_oversubscribed = local_ranks > cores;
-    umpi_progress_cores = cores > 0 ? cores : 1;
-    if (umpi_config.spin_count >= 0) {
-        umpi_progress_spin = umpi_config.spin_count;
-        return;
-    }
-    umpi_progress_spin = local_ranks > cores ? 0 : UMPI_SPIN_DEFAULT;
-    umpi_debug(1, "%d ranks on this node, %d cores usable: %s (UMPI_SPIN_COUNT=%d)", local_ranks, cores,
-               umpi_progress_spin ? "spin before yielding" : "oversubscribed, yield when idle", umpi_progress_spin);
+    umpi_progress_cores = cores;
+    umpi_progress_spin = umpi_config.spin_count >= 0 ? umpi_config.spin_count
+                         : umpi_progress_oversubscribed ? 0 : UMPI_SPIN_DEFAULT;
+    umpi_debug(1, "%d ranks on this node, %d cores usable (%s): %s (UMPI_SPIN_COUNT=%d)", local_ranks, cores,
+               from, umpi_progress_oversubscribed ? "oversubscribed, yield when idle" : "spin before yielding",
+               umpi_progress_spin);
 }

@@ -13,7 +13,7 @@ expect_rc 0 "--version"
 grep -qi "umpi" "$OUT" || fail "--version does not name umpi"
 
 for opt in "--host a,b" "-host a" "-H a" "--hostfile hosts" "-hostfile hosts" "-f hosts" \
-           "--map-by node" "--bind-to core" "-ppn 2" "-machinefile hosts"; do
+           "--map-by node" "-ppn 2" "-machinefile hosts"; do
     # shellcheck disable=SC2086
     run $opt -n 2 true
     expect_rc 1 "$opt"

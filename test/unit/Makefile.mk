@@ -86,3 +86,9 @@ test_unit_test_cuda_ipc_LDADD = $(UMPI_UNIT_LDADD) -ldl
 test_unit_test_cuda_pipe_SOURCES = test/unit/test_cuda_pipe.c test/unit/fake_cuda.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
 test_unit_test_cuda_pipe_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_pipe_LDADD = $(UMPI_UNIT_LDADD) -ldl
+
+# --- issue 6, part bind: mpirun's binding plan on synthetic hwloc topologies, and its child side ---
+check_PROGRAMS += test/unit/test_bind
+test_unit_test_bind_SOURCES = test/unit/test_bind.c tools/mpirun/bind.c tools/mpirun/mpirun.h
+test_unit_test_bind_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) -I$(top_srcdir)/tools/mpirun $(HWLOC_CFLAGS)
+test_unit_test_bind_LDADD = $(HWLOC_LIBS)

@@ -321,8 +321,10 @@ static int start_rank(struct mpirun_job *job, int r, int devnull)
         mpirun_error("fork: %s", strerror(errno));
         goto fail;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        mpirun_bind_child(job, r, r);   /* one node: local rank = rank */
         exec_rank(job, stdin_fd, out[1], err[1], env, parent);
+    }
     /* Also here, so that a kill of the group cannot come before the child made it. */
     setpgid(pid, pid);
     rk->pid = pid;

@@ -52,8 +52,10 @@ static void usage(FILE *f)
         "  --tag-output, -l   prefix every line of output with \"[rank] \", e.g. \"[3] hello\"\n"
         "  -x VAR[=value]     set VAR in the ranks' environment (VAR alone: pass mpirun's value;\n"
         "                     the ranks inherit mpirun's whole environment anyway)\n"
-        "  -genv VAR value    same as -x VAR=value (MPICH spelling)\n"
-        "  --oversubscribe    accepted and ignored: any number of ranks may share the cores\n"
+        "  -genv VAR value    same as -x VAR=value (MPICH spelling)\n",
+        mpirun_name);
+    mpirun_bind_usage(f);
+    fprintf(f,
         "  -h, --help         this text\n"
         "  -V, --version      version of mpirun and of the PMIx library\n"
         "  --                 end of options\n"
@@ -71,16 +73,15 @@ static void usage(FILE *f)
         "  128+N if a rank was killed by signal N or mpirun received signal N; 127 if program\n"
         "  cannot be run; 1 for a usage error; 0 if every rank exited with 0.\n"
         "\n"
-        "Other machines (--host, --hostfile, -H, --map-by, --bind-to, -ppn, ...) are not supported\n"
-        "yet: multi-node launch comes with Slurm support (srun --mpi=pmix).\n",
-        mpirun_name);
+        "Other machines (--host, --hostfile, -H, -ppn, ...) are not supported yet: multi-node\n"
+        "launch comes with Slurm support (srun --mpi=pmix).\n");
 }
 
 /* Options that belong to a multi-node launcher; told apart from unknown ones on purpose. */
 static const char *const multinode_opts[] = {
-    "host", "hostfile", "H", "f", "machinefile", "machine", "map-by", "bind-to", "rank-by",
-    "ppn", "npernode", "N", "hosts", "default-hostfile", "launcher", "rankfile", "cpus-per-proc",
-    "cpus-per-rank", "binding", "bind-to-core", "bind-to-socket", "npersocket", NULL,
+    "host", "hostfile", "H", "f", "machinefile", "machine", "rank-by",
+    "ppn", "npernode", "N", "hosts", "default-hostfile", "launcher", "rankfile",
+    "binding", "npersocket", NULL,
 };
 
 /* "-foo", "--foo" and "--foo=..." all name foo. */
@@ -189,6 +190,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job)
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
+        int bound;
 
         if (a[0] != '-')
             break;
@@ -246,7 +248,10 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job)
                 return -1;
             }
         } else if (is_opt(a, "oversubscribe")) {
-            /* nothing to do: we never bind ranks to cores */
+            job->bind.oversubscribe = 1;
+        } else if ((bound = mpirun_bind_option(&job->bind, argv, &i)) != 0) {
+            if (bound < 0)
+                return -1;
         } else if (strcmp(a, "-h") == 0 || is_opt(a, "help")) {
             usage(stdout);
             return -2;
@@ -292,7 +297,7 @@ int main(int argc, char **argv)
         mpirun_error("no program to run (see %s --help)", mpirun_name);
         return 1;
     }
-    if (prog < 0)
+    if (prog < 0 || mpirun_bind_setup(&job, job.np) < 0)
         return 1;
     job.argv = &argv[prog];
     job.path = resolve_program(argv[prog]);
