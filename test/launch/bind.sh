@@ -8,6 +8,8 @@
 . "$(dirname "$0")/common.sh"
 build affinity
 AFF=$WORK/affinity
+# The defaults under test, not the caller's.
+unset UMPI_BIND_TO UMPI_NODE_CPUS
 
 # Two cpus of ours on different cores (package, core id), from sysfs.
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status | tr ',' '\n' |
