@@ -24,6 +24,9 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* CPU_ALLOC, sched_setaffinity, asprintf */
+#endif
 #include "mpirun.h"
 
 #include <errno.h>
