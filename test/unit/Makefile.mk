@@ -86,3 +86,10 @@ test_unit_test_cuda_ipc_LDADD = $(UMPI_UNIT_LDADD) -ldl
 test_unit_test_cuda_pipe_SOURCES = test/unit/test_cuda_pipe.c test/unit/fake_cuda.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
 test_unit_test_cuda_pipe_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_pipe_LDADD = $(UMPI_UNIT_LDADD) -ldl
+
+# the PMI-2 client: mapping parser, value encoding, and the client against fake servers and, where
+# installed, mpiexec.hydra (issue 6)
+check_PROGRAMS += test/unit/test_pmi2
+test_unit_test_pmi2_SOURCES = test/unit/test_pmi2.c src/pmi/pmi2.c src/pmi/pmi2_format.c $(UMPI_UNIT_BASE)
+test_unit_test_pmi2_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_pmi2_LDADD = $(UMPI_UNIT_LDADD)
