@@ -89,13 +89,13 @@ static int umpi__print_gpu(void)
     return st.active;
 }
 
-/* The process-manager client MPI_Init would use in this environment, or why MPI_Init would fail. */
+/* The process-manager client MPI_Init would use in this environment, or why MPI_Init would fail.
+ * UMPI_PMI is read by the umpi_knobs_load() of umpi__print_gpu, which runs first. */
 static void umpi__print_pmi(void)
 {
     char how[512], line[600];
     int kind = UMPI_PMI_SINGLETON;
 
-    umpi_knobs_load();
     if (umpi_pmi_choose(&kind, how, sizeof(how)) == UMPI_OK)
         snprintf(line, sizeof(line), "%s", how);
     else
@@ -127,8 +127,8 @@ static void umpi__print_build(void)
     umpi__row("libmpi", umpi__libmpi_path());
     umpi__row("UCX", ucp_get_version_string());
     umpi__row("PMIx", PMIx_Get_version());
-    umpi__print_pmi();
     umpi__print_gpu();
+    umpi__print_pmi();
 }
 
 /* Prints text wrapped at UMPI__TEXT_W columns, every line indented by `indent` spaces. Words longer
