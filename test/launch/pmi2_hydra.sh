@@ -13,12 +13,10 @@ for v in $(env | sed -n 's/^\(SLURM_[A-Z_]*\|PMI_[A-Z_]*\|PMIX_[A-Z_]*\|UMPI_PMI
     unset "$v"
 done
 
-# hydra ARGS...: like run, with Hydra
+# hydra ARGS...: like run, with Hydra (status 124: still running after a minute)
 hydra() {
-    t0=$(now_ms)
     timeout 60 "$HYDRA" "$@" >"$OUT" 2>"$ERR"
     RC=$?
-    MS=$(($(now_ms) - t0))
 }
 
 # layout NAME NODES HYDRA-ARGS...: pmi_nodes with that node list, then what each rank reported
@@ -61,8 +59,8 @@ grep -q "allreduce on MPI_COMM_WORLD (size 4, 4 bytes): algorithm hier" "$ERR" |
 # know PMI-2's abort command, ends the job anyway and exits with 255)
 hydra -n 3 "$WORK/abort"
 [ "$RC" -ne 0 ] || fail "MPI_Abort under Hydra: exit status 0"
+[ "$RC" -ne 124 ] || fail "MPI_Abort under Hydra: the job did not end (killed by timeout)"
 expect_err "MPI_Abort(MPI_COMM_WORLD, 7) called by rank 2" "MPI_Abort under Hydra"
-expect_within 10000 "MPI_Abort under Hydra"
 check_no_orphans "MPI_Abort under Hydra"
 
 # forcing: pmi2 is what auto picks here, pmix is absent, singleton ignores Hydra
