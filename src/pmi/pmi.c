@@ -44,8 +44,6 @@ static struct {
     struct umpi__pmi_kv *kv;
 } umpi__pmi = { .kv_lock = PTHREAD_MUTEX_INITIALIZER };
 
-const char *const umpi_pmi_kind_names[] = { "singleton", "PMIx", "PMI-2" };
-
 /* ---- choosing the client ---------------------------------------------------------------------- */
 
 /*

@@ -9,7 +9,7 @@
  *   "cmd=init pmi_version=2 pmi_subversion=0\n"  -> (PMI-1 syntax: one line; negotiates the version)
  *                                                <- "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"
  *   from here every message is a 6-character decimal length, then "cmd=<name>;key=value;...;":
- *   "    37cmd=fullinit;pmirank=3;threaded=FALSE;" -> "...cmd=fullinit-response;rc=0;rank=3;size=8;appnum=0;..."
+ *   "    38cmd=fullinit;pmirank=3;threaded=FALSE;" -> "...cmd=fullinit-response;rc=0;rank=3;size=8;appnum=0;..."
  *   "cmd=info-getjobattr;key=PMI_process_mapping;"  -> "...found=TRUE;value=(vector,(0,2,4));"
  *   "cmd=kvs-put;key=K;value=V;" ... "cmd=kvs-fence;" ... "cmd=kvs-get;srcid=R;key=K;" -> "...found=TRUE;value=V;"
  *   "cmd=abort;isworld=TRUE;..." (no reply)          "cmd=finalize;" -> "cmd=finalize-response;rc=0;"

@@ -164,6 +164,11 @@ void umpi_pmi2_local(const int *node_of, int size, int rank, int *local_rank, in
 
 /* ---- values ------------------------------------------------------------------------------------ */
 
+/* A part decodes on its own, and the first one fits one value with its "<nparts>." header. */
+_Static_assert(UMPI_PMI2_PART_CHARS % 4 == 0, "a part must hold whole groups of 4 characters");
+_Static_assert(UMPI_PMI2_PART_CHARS + sizeof("99999.") - 1 <= UMPI_PMI2_VALUE_MAX && UMPI_PMI2_MAX_PARTS <= 99999,
+               "the first part and its header must fit one PMI-2 value");
+
 static const char umpi__b64[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 size_t umpi_pmi2_encoded_len(size_t n)

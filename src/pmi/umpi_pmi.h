@@ -22,7 +22,6 @@ struct umpi_pmi_info {
 };
 
 enum umpi_pmi_kind { UMPI_PMI_SINGLETON, UMPI_PMI_PMIX, UMPI_PMI_PMI2 };
-extern const char *const umpi_pmi_kind_names[] UMPI_EXPORT; /* "singleton", "PMIx", "PMI-2" */
 
 /* Which client umpi_pmi_init would use here (an enum umpi_pmi_kind in *kind), with a line saying
  * why in how; UMPI_ERR_PMI with the reason in how when MPI_Init must fail instead (UMPI_PMI names an
