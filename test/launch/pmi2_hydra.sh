@@ -34,8 +34,9 @@ layout() {
     r=0
     for nd in $(echo "$nodes" | tr ',' ' '); do
         here=$(echo "$nodes" | tr ',' '\n' | grep -c "^$nd\$")
-        grep -q "pmi: PMI-2 (P[A-Z_]*=[^)]*): rank $r of $np, node $nd, local rank [0-9]* of $here\$" "$ERR" ||
-            fail "$name: rank $r does not report node $nd with $here local ranks ($(grep "rank $r of" "$ERR" | head -2))"
+        before=$(echo "$nodes" | tr ',' '\n' | head -n $r | grep -c "^$nd\$")
+        grep -q "pmi: PMI-2 (P[A-Z_]*=[^)]*): rank $r of $np, node $nd, local rank $before of $here\$" "$ERR" ||
+            fail "$name: rank $r does not report node $nd, local rank $before of $here ($(grep "rank $r of" "$ERR" | head -2))"
         grep -q "umpi\[$r\] debug: $here ranks on this node" "$ERR" ||
             fail "$name: the progress engine of rank $r does not count $here ranks on its node"
         r=$((r + 1))
