@@ -20,6 +20,7 @@
 #include "coll/umpi_coll.h"
 #include "core/umpi_knobs.h"
 #include "cuda/umpi_cuda.h"
+#include "pmi/umpi_pmi.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -88,6 +89,20 @@ static int umpi__print_gpu(void)
     return st.active;
 }
 
+/* The process-manager client MPI_Init would use in this environment, or why MPI_Init would fail.
+ * UMPI_PMI is read by the umpi_knobs_load() of umpi__print_gpu, which runs first. */
+static void umpi__print_pmi(void)
+{
+    char how[512], line[600];
+    int kind = UMPI_PMI_SINGLETON;
+
+    if (umpi_pmi_choose(&kind, how, sizeof(how)) == UMPI_OK)
+        snprintf(line, sizeof(line), "%s", how);
+    else
+        snprintf(line, sizeof(line), "MPI_Init would fail: %s", how);
+    umpi__row("process manager", line);
+}
+
 static void umpi__print_build(void)
 {
     const char *args = UMPI_CONFIGURE_ARGS;
@@ -113,6 +128,7 @@ static void umpi__print_build(void)
     umpi__row("UCX", ucp_get_version_string());
     umpi__row("PMIx", PMIx_Get_version());
     umpi__print_gpu();
+    umpi__print_pmi();
 }
 
 /* Prints text wrapped at UMPI__TEXT_W columns, every line indented by `indent` spaces. Words longer

@@ -78,7 +78,7 @@ const char *umpi_status_string(umpi_status_t st)
     case UMPI_OK: return "success";
     case UMPI_ERR_NOMEM: return "out of memory";
     case UMPI_ERR_TRANSPORT: return "transport (UCX) error";
-    case UMPI_ERR_PMI: return "process manager (PMIx) error";
+    case UMPI_ERR_PMI: return "process manager error";
     case UMPI_ERR_TRUNCATE: return "message truncated";
     case UMPI_ERR_CANCELED: return "operation cancelled";
     case UMPI_ERR_INTERN: return "internal error";

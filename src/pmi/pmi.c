@@ -1,14 +1,25 @@
 /*
- * PMIx client: the one process-management interface of umpi (src/pmi/umpi_pmi.h).
+ * The process-management interface of umpi (umpi_pmi.h): picks a client at MPI_Init and forwards
+ * every call to it.
  *
- * The same code serves our own mpirun, `srun --mpi=pmix` and any other PMIx server: it asks only
- * for standard keys and never assumes who the server is. Without a server in the environment the
- * process is a singleton and a small local table stands in for the key-value store, so that the
- * layers above never need a special case.
+ *   UMPI_PMI=auto (default):
+ *     a PMIx server in the environment (PMIX_NAMESPACE, PMIX_SERVER_URI*)  -> PMIx (pmix.c): our mpirun,
+ *                                                                              srun --mpi=pmix
+ *     else PMI_FD or PMI_PORT                                              -> PMI-2 (pmi2.c): srun --mpi=pmi2,
+ *                                                                              mpiexec.hydra
+ *     else traces of a launch of several processes (SLURM_STEP_NUM_TASKS > 1 with SLURM_PROCID,
+ *          or PMI_SIZE > 1)                                                -> MPI_Init fails, saying so:
+ *                                                                              N singletons are never wanted
+ *     else                                                                 -> singleton
+ *   UMPI_PMI=pmix | pmi2: that client, or MPI_Init fails saying what is missing;
+ *   UMPI_PMI=singleton: a singleton whatever the environment says.
+ *
+ * The singleton keeps a small local table in place of the key-value store, so that the layers above
+ * never need a special case. The node of every rank is a table the client fills at init, so
+ * umpi_pmi_node_of is a lookup, safe from any thread.
  */
-#include "pmi/umpi_pmi.h"
+#include "pmi/umpi_pmi_impl.h"
 
-#include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,222 +37,215 @@ struct umpi__pmi_kv {
 
 static struct {
     int initialized;
-    int singleton;
+    int kind; /* enum umpi_pmi_kind */
     int size;
-    pmix_proc_t me;
-    pmix_proc_t job;        /* my nspace, PMIX_RANK_WILDCARD: job-level keys */
-    int *node_of;           /* cache of PMIX_NODEID per rank; UMPI__NODE_UNKNOWN until asked */
+    int *node_of; /* node of every rank (PMIx, PMI-2) */
     pthread_mutex_t kv_lock;
     struct umpi__pmi_kv *kv;
 } umpi__pmi = { .kv_lock = PTHREAD_MUTEX_INITIALIZER };
 
-#define UMPI__NODE_UNKNOWN (-2)
-
-/* The one place PMIx errors become umpi statuses; the message keeps the call and PMIx's cause. */
-static umpi_status_t umpi__pmix_error(const char *call, pmix_status_t rc)
-{
-    umpi_status_msg("%s failed: %s", call, PMIx_Error_string(rc));
-    return UMPI_ERR_PMI;
-}
+/* ---- choosing the client ---------------------------------------------------------------------- */
 
 /*
  * A PMIx server announces itself to its clients through the environment (PMIx_server_setup_fork
- * sets PMIX_NAMESPACE and PMIX_SERVER_URI*). These are the launcher's protocol, not umpi knobs,
- * which is why they are looked up here rather than in the knob table.
+ * sets PMIX_NAMESPACE and PMIX_SERVER_URI*). This and the variables below are the launchers'
+ * protocol, not umpi knobs, which is why they are read here rather than through the knob table.
  */
-static int umpi__pmix_server_in_env(void)
+static const char *umpi__pmix_server_in_env(void)
 {
     for (char **e = environ; e != NULL && *e != NULL; e++) {
         if (strncmp(*e, "PMIX_NAMESPACE=", 15) == 0 || strncmp(*e, "PMIX_SERVER_URI", 15) == 0)
-            return 1;
+            return *e;
+    }
+    return NULL;
+}
+
+/* A positive integer variable, or 0. */
+static long umpi__env_count(const char *name)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n;
+
+    if (v == NULL || *v == '\0')
+        return 0;
+    n = strtol(v, &end, 10);
+    return *end == '\0' && n > 0 ? n : 0;
+}
+
+static const char *umpi__env_or(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+
+    return v != NULL && *v != '\0' ? v : def;
+}
+
+/* Where a PMI-2 server is, for the description; NULL when none is announced. */
+static const char *umpi__pmi2_in_env(char *buf, size_t len)
+{
+    if (getenv("PMI_FD") != NULL) {
+        snprintf(buf, len, "PMI_FD=%s, rank %s", getenv("PMI_FD"),
+                 umpi__env_or("PMI_RANK", umpi__env_or("PMI_ID", "(unset)")));
+        return buf;
+    }
+    if (getenv("PMI_PORT") != NULL) {
+        snprintf(buf, len, "PMI_PORT=%s, rank %s", getenv("PMI_PORT"),
+                 umpi__env_or("PMI_ID", umpi__env_or("PMI_RANK", "(unset)")));
+        return buf;
+    }
+    return NULL;
+}
+
+/*
+ * Traces of a launcher that started several processes and offers none of our interfaces. srun sets
+ * SLURM_STEP_NUM_TASKS and SLURM_PROCID in the tasks of a step (not in a batch script or an salloc
+ * shell, where a program runs alone); PMI_SIZE is what PMI launchers set next to their PMI_FD/PORT.
+ */
+static int umpi__orphan_launch(char *why, size_t len)
+{
+    long n = umpi__env_count("SLURM_STEP_NUM_TASKS");
+
+    if (n > 1 && getenv("SLURM_PROCID") != NULL) {
+        snprintf(why, len,
+                 "started by srun as task %s of %ld without a PMI: run srun --mpi=pmix or srun --mpi=pmi2 "
+                 "(or set UMPI_PMI=singleton to run every task as a separate singleton)",
+                 getenv("SLURM_PROCID"), n);
+        return 1;
+    }
+    n = umpi__env_count("PMI_SIZE");
+    if (n > 1) {
+        snprintf(why, len,
+                 "started as rank %s of %ld (PMI_RANK, PMI_SIZE) but the launcher gave neither PMI_FD nor "
+                 "PMI_PORT to reach it: umpi speaks PMIx and PMI-2 (or set UMPI_PMI=singleton to run a "
+                 "separate singleton)", umpi__env_or("PMI_RANK", "?"), n);
+        return 1;
     }
     return 0;
 }
 
-/* Reads a numeric key of proc. PMIX_OPTIONAL: job and proc data is pushed to the client at
- * connect time, so a key absent locally is absent, and asking the server again would only wait. */
-static umpi_status_t umpi__get_number(const pmix_proc_t *proc, const char *key, int *out)
+umpi_status_t umpi_pmi_choose(int *kind, char *how, size_t len)
 {
-    pmix_info_t info;
-    pmix_value_t *val = NULL;
-    pmix_status_t rc;
-    long n = 0;
-    bool optional = true;
+    const char *want = umpi_config.pmi != NULL ? umpi_config.pmi : "auto";
+    const char *pmix = umpi__pmix_server_in_env(), *pmi2;
+    char where[160];
 
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &optional, PMIX_BOOL);
-    rc = PMIx_Get(proc, key, &info, 1, &val);
-    PMIX_INFO_DESTRUCT(&info);
-    if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND) {
-        umpi_status_msg("PMIx_Get(%s) for rank %d: key not provided by the process manager", key,
-                        (int)proc->rank);
-        return UMPI_ERR_NOT_FOUND;
-    }
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Get", rc);
-
-    PMIX_VALUE_GET_NUMBER(rc, val, n, long);
-    PMIX_VALUE_RELEASE(val);
-    if (rc != PMIX_SUCCESS) {
-        umpi_status_msg("PMIx_Get(%s): value is not a number", key);
-        return UMPI_ERR_PMI;
-    }
-    *out = (int)n;
-    return UMPI_OK;
-}
-
-/* Like umpi__get_number, but a missing key takes the default (servers differ in what they
- * provide beyond the job size). */
-static umpi_status_t umpi__get_number_or(const pmix_proc_t *proc, const char *key, int def, int *out)
-{
-    umpi_status_t st = umpi__get_number(proc, key, out);
-
-    if (st == UMPI_ERR_NOT_FOUND) {
-        *out = def;
+    pmi2 = umpi__pmi2_in_env(where, sizeof(where));
+    if (strcmp(want, "singleton") == 0) {
+        *kind = UMPI_PMI_SINGLETON;
+        snprintf(how, len, "singleton (UMPI_PMI=singleton)");
         return UMPI_OK;
     }
-    return st;
-}
-
-static umpi_status_t umpi__init_singleton(struct umpi_pmi_info *info)
-{
-    umpi__pmi.singleton = 1;
-    umpi__pmi.size = 1;
-    *info = (struct umpi_pmi_info){
-        .rank = 0, .size = 1, .appnum = 0, .universe_size = 1,
-        .local_rank = 0, .local_size = 1, .node_id = 0, .singleton = 1,
-    };
+    if (strcmp(want, "pmix") == 0 || (strcmp(want, "auto") == 0 && pmix != NULL)) {
+        if (pmix == NULL) {
+            snprintf(how, len, "UMPI_PMI=pmix but no PMIx server in the environment (PMIX_NAMESPACE and "
+                               "PMIX_SERVER_URI* are unset): start the program with mpirun or srun --mpi=pmix");
+            return UMPI_ERR_PMI;
+        }
+        *kind = UMPI_PMI_PMIX;
+        snprintf(how, len, "PMIx (%.60s%s)", pmix, strlen(pmix) > 60 ? "..." : "");
+        return UMPI_OK;
+    }
+    if (strcmp(want, "pmi2") == 0 || (strcmp(want, "auto") == 0 && pmi2 != NULL)) {
+        if (pmi2 == NULL) {
+            snprintf(how, len, "UMPI_PMI=pmi2 but no PMI-2 server in the environment (PMI_FD and PMI_PORT are "
+                               "unset): start the program with srun --mpi=pmi2 or mpiexec.hydra");
+            return UMPI_ERR_PMI;
+        }
+        *kind = UMPI_PMI_PMI2;
+        snprintf(how, len, "PMI-2 (%s)", pmi2);
+        return UMPI_OK;
+    }
+    if (strcmp(want, "auto") != 0) {
+        snprintf(how, len, "UMPI_PMI='%s' is not one of auto, pmix, pmi2, singleton", want);
+        return UMPI_ERR_PMI;
+    }
+    if (umpi__orphan_launch(how, len))
+        return UMPI_ERR_PMI;
+    *kind = UMPI_PMI_SINGLETON;
+    snprintf(how, len, "singleton (no process manager in the environment)");
     return UMPI_OK;
 }
+
+/* ---- the interface ---------------------------------------------------------------------------- */
 
 umpi_status_t umpi_pmi_init(struct umpi_pmi_info *info)
 {
-    umpi_status_t st = UMPI_OK;
-    pmix_status_t rc;
-    int size = 0;
+    char how[512];
+    int kind = UMPI_PMI_SINGLETON;
+    umpi_status_t st = umpi_pmi_choose(&kind, how, sizeof(how));
 
-    if (!umpi__pmix_server_in_env()) {
-        st = umpi__init_singleton(info);
-        umpi__pmi.initialized = 1;
+    if (st != UMPI_OK) {
+        umpi_status_msg("%s", how);
         return st;
     }
-
-    rc = PMIx_Init(&umpi__pmi.me, NULL, 0);
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Init", rc);
-    PMIX_LOAD_PROCID(&umpi__pmi.job, umpi__pmi.me.nspace, PMIX_RANK_WILDCARD);
-
-    *info = (struct umpi_pmi_info){ .rank = (int)umpi__pmi.me.rank };
-    st = umpi__get_number(&umpi__pmi.job, PMIX_JOB_SIZE, &size);
-    if (st != UMPI_OK)
-        goto fail;
-    if (size < 1 || info->rank < 0 || info->rank >= size) {
-        umpi_status_msg("PMIx reports rank %d in a job of size %d", info->rank, size);
-        st = UMPI_ERR_PMI;
-        goto fail;
+    switch (kind) {
+    case UMPI_PMI_PMIX:
+        st = umpi_pmix_init(info, &umpi__pmi.node_of);
+        break;
+    case UMPI_PMI_PMI2:
+        st = umpi_pmi2_init(info, &umpi__pmi.node_of);
+        break;
+    default:
+        *info = (struct umpi_pmi_info){
+            .rank = 0, .size = 1, .appnum = 0, .universe_size = 1,
+            .local_rank = 0, .local_size = 1, .node_id = 0, .singleton = 1,
+        };
+        break;
     }
-    info->size = size;
-    st = umpi__get_number_or(&umpi__pmi.job, PMIX_APPNUM, 0, &info->appnum);
-    if (st == UMPI_OK)
-        st = umpi__get_number_or(&umpi__pmi.job, PMIX_UNIV_SIZE, size, &info->universe_size);
-    if (st == UMPI_OK)
-        st = umpi__get_number(&umpi__pmi.me, PMIX_LOCAL_RANK, &info->local_rank);
-    if (st == UMPI_OK)
-        st = umpi__get_number(&umpi__pmi.job, PMIX_LOCAL_SIZE, &info->local_size);
-    if (st == UMPI_OK)
-        st = umpi__get_number_or(&umpi__pmi.me, PMIX_NODEID, 0, &info->node_id);
     if (st != UMPI_OK)
-        goto fail;
-    if (info->universe_size < size)
-        info->universe_size = size;
-
-    umpi__pmi.node_of = malloc((size_t)size * sizeof(int));
-    if (umpi__pmi.node_of == NULL) {
-        umpi_status_msg("no memory for the node map of %d ranks", size);
-        st = UMPI_ERR_NOMEM;
-        goto fail;
-    }
-    for (int i = 0; i < size; i++)
-        umpi__pmi.node_of[i] = UMPI__NODE_UNKNOWN;
-    umpi__pmi.node_of[info->rank] = info->node_id;
-    umpi__pmi.size = size;
+        return st;
+    umpi__pmi.kind = kind;
+    umpi__pmi.size = info->size;
     umpi__pmi.initialized = 1;
+    umpi_debug(1, "pmi: %s: rank %d of %d, node %d, local rank %d of %d", how, info->rank, info->size,
+               info->node_id, info->local_rank, info->local_size);
     return UMPI_OK;
-
-fail:
-    PMIx_Finalize(NULL, 0);
-    return st;
 }
 
 umpi_status_t umpi_pmi_put(const char *key, const void *value, size_t len)
 {
-    pmix_value_t val;
-    pmix_status_t rc;
+    struct umpi__pmi_kv *kv;
+    char *k;
 
-    if (strlen(key) > PMIX_MAX_KEYLEN) {
-        umpi_status_msg("PMI key '%s' is longer than %d characters", key, PMIX_MAX_KEYLEN);
-        return UMPI_ERR_INTERN;
+    if (umpi__pmi.kind == UMPI_PMI_PMIX)
+        return umpi_pmix_put(key, value, len);
+    if (umpi__pmi.kind == UMPI_PMI_PMI2)
+        return umpi_pmi2_put(key, value, len);
+
+    kv = malloc(sizeof(*kv) + len);
+    k = strdup(key);
+    if (kv == NULL || k == NULL) {
+        free(kv);
+        free(k);
+        umpi_status_msg("no memory for PMI key '%s' (%zu bytes)", key, len);
+        return UMPI_ERR_NOMEM;
     }
-    if (umpi__pmi.singleton) {
-        struct umpi__pmi_kv *kv = malloc(sizeof(*kv) + len);
-        char *k = strdup(key);
-
-        if (kv == NULL || k == NULL) {
-            free(kv);
-            free(k);
-            umpi_status_msg("no memory for PMI key '%s' (%zu bytes)", key, len);
-            return UMPI_ERR_NOMEM;
-        }
-        kv->key = k;
-        kv->len = len;
-        memcpy(kv->value, value, len);
-        /* Newest first: a later put of the same key shadows the earlier one, as in PMIx. */
-        pthread_mutex_lock(&umpi__pmi.kv_lock);
-        kv->next = umpi__pmi.kv;
-        umpi__pmi.kv = kv;
-        pthread_mutex_unlock(&umpi__pmi.kv_lock);
-        return UMPI_OK;
-    }
-
-    /* PMIx_Put copies the bytes, so the caller's buffer can be lent without a copy here. */
-    PMIX_VALUE_CONSTRUCT(&val);
-    val.type = PMIX_BYTE_OBJECT;
-    val.data.bo.bytes = (char *)value;
-    val.data.bo.size = len;
-    rc = PMIx_Put(PMIX_GLOBAL, key, &val);
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Put", rc);
+    kv->key = k;
+    kv->len = len;
+    memcpy(kv->value, value, len);
+    /* Newest first: a later put of the same key shadows the earlier one, as in PMIx. */
+    pthread_mutex_lock(&umpi__pmi.kv_lock);
+    kv->next = umpi__pmi.kv;
+    umpi__pmi.kv = kv;
+    pthread_mutex_unlock(&umpi__pmi.kv_lock);
     return UMPI_OK;
 }
 
 umpi_status_t umpi_pmi_fence(void)
 {
-    pmix_info_t info;
-    pmix_status_t rc;
-    bool collect = true;
-
-    if (umpi__pmi.singleton)
-        return UMPI_OK;
-
-    rc = PMIx_Commit();
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Commit", rc);
-    /* Collecting the data makes every later get a local lookup (no server round trip). */
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(NULL, 0, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Fence", rc);
+    if (umpi__pmi.kind == UMPI_PMI_PMIX)
+        return umpi_pmix_fence();
+    if (umpi__pmi.kind == UMPI_PMI_PMI2)
+        return umpi_pmi2_fence();
     return UMPI_OK;
 }
 
-static umpi_status_t umpi__singleton_get(int rank, const char *key, void **value, size_t *len)
+static umpi_status_t umpi__singleton_get(const char *key, void **value, size_t *len)
 {
     umpi_status_t st = UMPI_ERR_NOT_FOUND;
 
     pthread_mutex_lock(&umpi__pmi.kv_lock);
-    for (struct umpi__pmi_kv *kv = umpi__pmi.kv; rank == 0 && kv != NULL; kv = kv->next) {
+    for (struct umpi__pmi_kv *kv = umpi__pmi.kv; kv != NULL; kv = kv->next) {
         if (strcmp(kv->key, key) != 0)
             continue;
         *value = malloc(kv->len ? kv->len : 1);
@@ -256,7 +260,7 @@ static umpi_status_t umpi__singleton_get(int rank, const char *key, void **value
     }
     pthread_mutex_unlock(&umpi__pmi.kv_lock);
     if (st == UMPI_ERR_NOT_FOUND)
-        umpi_status_msg("PMI key '%s' of rank %d not found (singleton)", key, rank);
+        umpi_status_msg("PMI key '%s' of rank 0 not found (singleton)", key);
     else if (st == UMPI_ERR_NOMEM)
         umpi_status_msg("no memory for PMI key '%s'", key);
     return st;
@@ -264,78 +268,31 @@ static umpi_status_t umpi__singleton_get(int rank, const char *key, void **value
 
 umpi_status_t umpi_pmi_get(int rank, const char *key, void **value, size_t *len)
 {
-    umpi_status_t st = UMPI_OK;
-    pmix_proc_t proc;
-    pmix_info_t info;
-    pmix_value_t *val = NULL;
-    pmix_status_t rc;
-    bool optional = true;
-
     if (rank < 0 || rank >= umpi__pmi.size) {
         umpi_status_msg("PMI get of key '%s' from rank %d: no such rank (job size %d)", key, rank,
                         umpi__pmi.size);
         return UMPI_ERR_INTERN;
     }
-    if (umpi__pmi.singleton)
-        return umpi__singleton_get(rank, key, value, len);
-
-    /* After a collecting fence every rank's data is here: PMIX_OPTIONAL makes a missing key an
-     * immediate NOT_FOUND instead of a request to the server that waits for it to appear. */
-    PMIX_LOAD_PROCID(&proc, umpi__pmi.me.nspace, (pmix_rank_t)rank);
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &optional, PMIX_BOOL);
-    rc = PMIx_Get(&proc, key, &info, 1, &val);
-    PMIX_INFO_DESTRUCT(&info);
-    if (rc == PMIX_ERR_NOT_FOUND) {
-        umpi_status_msg("PMIx_Get: key '%s' of rank %d not found", key, rank);
-        return UMPI_ERR_NOT_FOUND;
-    }
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Get", rc);
-    if (val->type != PMIX_BYTE_OBJECT) {
-        umpi_status_msg("PMIx_Get: key '%s' of rank %d has PMIx type %d, not bytes", key, rank,
-                        (int)val->type);
-        st = UMPI_ERR_PMI;
-        goto out;
-    }
-    *value = malloc(val->data.bo.size ? val->data.bo.size : 1);
-    if (*value == NULL) {
-        umpi_status_msg("no memory for PMI key '%s' (%zu bytes)", key, val->data.bo.size);
-        st = UMPI_ERR_NOMEM;
-        goto out;
-    }
-    memcpy(*value, val->data.bo.bytes, val->data.bo.size);
-    *len = val->data.bo.size;
-out:
-    PMIX_VALUE_RELEASE(val);
-    return st;
+    if (umpi__pmi.kind == UMPI_PMI_PMIX)
+        return umpi_pmix_get(rank, key, value, len);
+    if (umpi__pmi.kind == UMPI_PMI_PMI2)
+        return umpi_pmi2_get(rank, key, value, len);
+    return umpi__singleton_get(key, value, len);
 }
 
 int umpi_pmi_node_of(int rank)
 {
-    pmix_proc_t proc;
-    int node;
-
     if (rank < 0 || rank >= umpi__pmi.size)
         return -1;
-    if (umpi__pmi.singleton)
-        return 0;
-    /* Racing threads may both ask PMIx; they store the same value, so no lock is needed. */
-    node = __atomic_load_n(&umpi__pmi.node_of[rank], __ATOMIC_RELAXED);
-    if (node != UMPI__NODE_UNKNOWN)
-        return node;
-    PMIX_LOAD_PROCID(&proc, umpi__pmi.me.nspace, (pmix_rank_t)rank);
-    if (umpi__get_number(&proc, PMIX_NODEID, &node) != UMPI_OK)
-        node = -1;
-    __atomic_store_n(&umpi__pmi.node_of[rank], node, __ATOMIC_RELAXED);
-    return node;
+    return umpi__pmi.node_of != NULL ? umpi__pmi.node_of[rank] : 0;
 }
 
 void umpi_pmi_abort(int code, const char *msg)
 {
-    if (umpi__pmi.initialized && !umpi__pmi.singleton) {
-        /* The launcher prints msg and ends every rank; returning means it could not. */
-        PMIx_Abort(code, msg, NULL, 0);
+    if (umpi__pmi.initialized && umpi__pmi.kind == UMPI_PMI_PMIX) {
+        umpi_pmix_abort(code, msg);
+    } else if (umpi__pmi.initialized && umpi__pmi.kind == UMPI_PMI_PMI2) {
+        umpi_pmi2_abort(code, msg); /* prints msg */
     } else if (msg != NULL && msg[0] != '\0') {
         fprintf(stderr, "%s\n", msg);
         fflush(stderr);
@@ -345,12 +302,14 @@ void umpi_pmi_abort(int code, const char *msg)
 
 umpi_status_t umpi_pmi_finalize(void)
 {
-    pmix_status_t rc = PMIX_SUCCESS;
+    umpi_status_t st = UMPI_OK;
 
     if (!umpi__pmi.initialized)
         return UMPI_OK;
-    if (!umpi__pmi.singleton)
-        rc = PMIx_Finalize(NULL, 0);
+    if (umpi__pmi.kind == UMPI_PMI_PMIX)
+        st = umpi_pmix_finalize();
+    else if (umpi__pmi.kind == UMPI_PMI_PMI2)
+        st = umpi_pmi2_finalize();
 
     free(umpi__pmi.node_of);
     umpi__pmi.node_of = NULL;
@@ -364,10 +323,7 @@ umpi_status_t umpi_pmi_finalize(void)
     }
     pthread_mutex_unlock(&umpi__pmi.kv_lock);
     umpi__pmi.initialized = 0;
-    umpi__pmi.singleton = 0;
+    umpi__pmi.kind = UMPI_PMI_SINGLETON;
     umpi__pmi.size = 0;
-
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Finalize", rc);
-    return UMPI_OK;
+    return st;
 }

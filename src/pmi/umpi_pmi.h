@@ -1,7 +1,9 @@
 /*
- * Process-management interface: who am I, who else is in the job, and a key-value exchange.
- * PMIx is the one interface (shared/DESIGN.md, "Launch"); without a PMIx server in the environment
- * the process is a singleton (rank 0 of 1) and every call below still works locally.
+ * Process-management interface: who am I, who else is in the job, where each rank runs, and a
+ * key-value exchange. Behind it is a PMIx client (our mpirun, srun --mpi=pmix) or a PMI-2 client
+ * (srun --mpi=pmi2, mpiexec.hydra), chosen at init from UMPI_PMI and the environment (pmi.c says
+ * how); without a process manager the process is a singleton (rank 0 of 1) and every call below
+ * still works locally.
  */
 #ifndef UMPI_PMI_H
 #define UMPI_PMI_H
@@ -19,6 +21,14 @@ struct umpi_pmi_info {
     int singleton;      /* 1 when no process manager was found */
 };
 
+enum umpi_pmi_kind { UMPI_PMI_SINGLETON, UMPI_PMI_PMIX, UMPI_PMI_PMI2 };
+
+/* Which client umpi_pmi_init would use here (an enum umpi_pmi_kind in *kind), with a line saying
+ * why in how; UMPI_ERR_PMI with the reason in how when MPI_Init must fail instead (UMPI_PMI names an
+ * absent or unknown interface, or a launcher started several processes without a usable PMI).
+ * Reads only the environment and umpi_config (umpi_info calls it without MPI_Init). */
+umpi_status_t umpi_pmi_choose(int *kind, char *how, size_t len) UMPI_EXPORT;
+
 /* Connects to the process manager (or decides singleton). Fills info. */
 umpi_status_t umpi_pmi_init(struct umpi_pmi_info *info);
 
@@ -31,7 +41,8 @@ umpi_status_t umpi_pmi_fence(void);
 /* Reads the value rank published under key. *value is malloc'ed; the caller frees it. */
 umpi_status_t umpi_pmi_get(int rank, const char *key, void **value, size_t *len);
 
-/* Node id of a rank (for MPI_COMM_TYPE_SHARED and intra-node paths); -1 if unknown. */
+/* Node id of a rank (for MPI_COMM_TYPE_SHARED, the hierarchical collectives and intra-node paths),
+ * the same on every process; -1 if unknown. A table lookup, callable from any thread. */
 int umpi_pmi_node_of(int rank);
 
 /* Asks the launcher to end the whole job with exit code `code`, printing msg. Does not return

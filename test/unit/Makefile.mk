@@ -92,3 +92,9 @@ check_PROGRAMS += test/unit/test_bind
 test_unit_test_bind_SOURCES = test/unit/test_bind.c tools/mpirun/bind.c tools/mpirun/mpirun.h
 test_unit_test_bind_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) -I$(top_srcdir)/tools/mpirun $(HWLOC_CFLAGS)
 test_unit_test_bind_LDADD = $(HWLOC_LIBS)
+# the PMI-2 client: mapping parser, value encoding, and the client against fake servers and, where
+# installed, mpiexec.hydra (issue 6)
+check_PROGRAMS += test/unit/test_pmi2
+test_unit_test_pmi2_SOURCES = test/unit/test_pmi2.c src/pmi/pmi2.c src/pmi/pmi2_format.c $(UMPI_UNIT_BASE)
+test_unit_test_pmi2_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_pmi2_LDADD = $(UMPI_UNIT_LDADD)
