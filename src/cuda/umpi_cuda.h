@@ -68,14 +68,22 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(range_overflow, "times the range cache was full and emptied")                                 \
     X(buffer_id_changed, "validations that found a range freed and allocated again")               \
     X(host_flushes, "times the host granule cache was emptied (a new device range was seen)")      \
-    X(staged_copies, "device buffers moved through a host copy (next steps)")                       \
-    X(pipelined, "device buffers moved by the pinned-buffer pipeline (next steps)")                 \
+    X(staged_copies, "device messages moved by one copy through a host buffer (small, or from a host sender)") \
+    X(pipelined, "device buffers moved by the pinned-buffer pipeline")                              \
     X(ipc_opened, "CUDA IPC handles opened (cuIpcOpenMemHandle)")                                   \
     X(ipc_hits, "CUDA IPC mappings reused from the cache")                                          \
     X(ipc_fallback, "device buffers that CUDA IPC could not carry (reason at UMPI_DEBUG=1)")        \
     X(ipc_stale, "IPC mappings or exported handles dropped: the allocation was freed and reused")  \
     X(ipc_evicted, "IPC mappings closed to stay within UMPI_CUDA_IPC_CACHE")                        \
-    X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")
+    X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")          \
+    /* point-to-point and collectives on device buffers (p2p.c, copy.c) */                         \
+    X(ipc_transfers, "device messages copied by the receiver straight from the sender's GPU memory (CUDA IPC)") \
+    X(self_copies, "device messages to the own process copied directly on the GPU")                 \
+    X(pipe_fallback, "large device messages sent through the pipeline, not IPC (reason at UMPI_DEBUG=1)") \
+    X(dtype_staged, "non-contiguous device buffers packed or unpacked block by block through host memory (no GPU pack kernels yet)") \
+    X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
+    X(reduce_staged, "reductions on device buffers computed on the CPU (no GPU reduction kernels yet)") \
+    X(envelope_truncated, "device-message envelopes that did not fit the receive buffer (MPI_ERR_TRUNCATE)")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,

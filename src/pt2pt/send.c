@@ -1,5 +1,7 @@
 /* Sends of every mode: MPI_Send, Ssend, Rsend, Bsend and their nonblocking versions. */
 #include "pt2pt/umpi_p2p.h"
+#include "cuda/umpi_cuda_copy.h"
+#include "cuda/umpi_cuda_p2p.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,15 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
         if (req != NULL)
             req->done = 1;
         return MPI_SUCCESS;
+    }
+    if (umpi_unlikely(umpi_cuda_active)) {
+        /* GPU machine: device buffers take the device paths (src/cuda/p2p.c); host ones go on */
+        int dev;
+        umpi_status_t cst;
+        if (umpi_cuda_is_device_buf((const char *) buf + dt->true_lb, dt->contig ? bytes : 1, &dev, &cst))
+            return umpi_cuda_p2p_send(buf, count, dt, bytes, dev, dest, tag, comm, mode, req);
+        if (umpi_unlikely(cst != UMPI_OK))
+            return umpi_err_create(MPI_ERR_BUFFER, "send buffer %p: %s", buf, umpi_status_last_msg());
     }
 
     /* Contiguous data goes as bytes; other types as an iov list or through the UCX generic

@@ -1,5 +1,6 @@
 /* UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). */
 #include "netmod/ucx/umpi_ucx.h"
+#include "cuda/umpi_cuda_p2p.h"
 #include "pt2pt/umpi_p2p.h"
 
 #include <stdlib.h>
@@ -186,6 +187,13 @@ static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_re
 static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
 {
     umpi_request_t *r = user_data;
+    /* info lives in ucx_req: read before the request is freed */
+    if (umpi_unlikely((st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED) && umpi_cuda_is_envelope(info->sender_tag))) {
+        umpi_cuda_p2p_envelope(r, st, info); /* a device message: its protocol completes r */
+        r->ucx_req = NULL;
+        ucp_request_free(ucx_req);
+        return;
+    }
     umpi__recv_fill(r, st, info);
     r->ucx_req = NULL;
     ucp_request_free(ucx_req);

@@ -12,7 +12,11 @@
  *   +----------------------+----------------------+----+--------------------------------+
  *   |   context id (20)    |   source rank (20)   | I  |           MPI tag (23)         |
  *   +----------------------+----------------------+----+--------------------------------+
- *   I: internal bit, set only by umpi's own protocols; never matched by MPI_ANY_TAG receives.
+ *   I: internal bit, set only by umpi's own protocols. On a collective context (odd id) it marks
+ *      internal traffic, which MPI receives never see. On a point-to-point context (even id) it
+ *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): receives do not
+ *      compare it (umpi_ucx_recv_tag), so an envelope matches what its message would, and the
+ *      completion's sender tag tells the two apart.
  *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
  */
 #ifndef UMPI_UCX_H
@@ -79,7 +83,9 @@ static inline void umpi_ucx_recv_tag(uint32_t context_id, int source, int tag, u
                                      ucp_tag_t *mask)
 {
     ucp_tag_t t = (ucp_tag_t) context_id << UMPI_UCX_CONTEXT_SHIFT;
-    ucp_tag_t m = ~(ucp_tag_t) 0;
+    /* I is not compared: on a point-to-point context it marks the envelope of a device message
+     * (src/cuda/p2p.c), which must match the receives its message would */
+    ucp_tag_t m = ~UMPI_UCX_INTERNAL_BIT;
     if (source == MPI_ANY_SOURCE)
         m &= ~UMPI_UCX_SOURCE_MASK;
     else

@@ -1,0 +1,1340 @@
+/*
+ * Point-to-point on device buffers over a UCX that cannot touch GPU memory (Debian's). Interface:
+ * umpi_cuda_p2p.h. The rule that shapes everything: a device pointer never reaches UCX or a CPU
+ * copy; UCX only ever sees host memory.
+ *
+ * Which path a message takes is decided by the sender from its own buffer; the receiver learns it
+ * from what matches its receive:
+ *
+ *   sender buffer       size                    on the wire (user context, user tag)
+ *   host                any                     the data, as always (device code never runs)
+ *   device, contiguous  <= UMPI_CUDA_STAGE_THRESH  the data, copied to a host bounce first
+ *   device, derived     any                     the packed data (packed through host memory)
+ *   device, contiguous  larger                  an ENVELOPE: the tag with UMPI_CUDA_ENVELOPE_BIT,
+ *                                               136 bytes describing the transfer
+ *
+ * So a receive sees either the message's bytes or an envelope, whatever its own buffer is. A
+ * receive on host memory gets the bytes straight from UCX (no cost added); one on device memory
+ * receives into a host bounce and copies to the device. An envelope starts the device protocol
+ * at the receiver, which then moves the data itself into the receive buffer (device or host):
+ *
+ *   envelope kind  condition (sender)                     receiver                        reply
+ *   SELF           the receiver is this process           copies from the sender's pointer DONE
+ *   IPC            same node, UMPI_CUDA_IPC=1, the buffer opens the CUDA IPC handle (cached,  DONE
+ *                  exportable (cuMemAlloc memory)          ipc_cache.c), copies from it
+ *   PIPE           otherwise (reason counted: pipe_fallback) CTS: then receives chunks      CTS
+ *
+ *   sender                                              receiver
+ *   post reply receive (ctrl, me<-R, id)
+ *   send envelope (user tag | ENVELOPE_BIT) ----------> matched by a receive (any buffer kind)
+ *                                                       IPC/SELF: copy (event), then
+ *   request complete <--------------------------------- DONE
+ *                                                       PIPE (or IPC refused by the driver):
+ *   <-------------------------------------------------- CTS (bytes it will take: truncation)
+ *   pipeline.c: D2H chunks --- (ctrl, S, id) --------->  device buffer: pipeline.c H2D; host: into place
+ *
+ * Why the handle travels in the envelope, a tagged message, and not in a UCX active message: the
+ * envelope has to be MATCHED like the message it stands for (source, tag, wildcards, order with
+ * the sender's other messages, MPI_Probe), and UCX's tag matching does exactly that when the
+ * envelope goes on the message's own tag. The replies and chunks go on a control context of their
+ * own, each transfer on its own tag, with the receive posted before the message that answers it
+ * can arrive, so they never wait in UCX's unexpected queue.
+ *
+ * Control context (context id 2^20 - 1, above every communicator's):
+ *    63                  44 43              24  23   22                    0
+ *   +----------------------+------------------+-----+-----------------------+
+ *   |   0xFFFFF (ctrl)     | sender's world   | R   |   transfer id (23)    |
+ *   +----------------------+------------------+-----+-----------------------+
+ *   R = 1: a reply (DONE, CTS, NACK) of the receiver, whose world rank is in the source field;
+ *   R = 0: a chunk of the sender's pipeline. Ids are per sender; NACK uses id 2^23 - 1.
+ *
+ * Truncation. The receive reports MPI_ERR_TRUNCATE and takes only what fits; the sender always
+ * completes. When even the envelope does not fit (a host receive buffer under 136 bytes), the
+ * receiver cannot read the transfer id: it sends a NACK naming the envelope's tag and the ids of
+ * the transfers from that sender with that tag it matched before and has not answered yet; the
+ * sender gives up the oldest of its transfers with that tag not named there (envelopes of one tag
+ * between two processes are matched in the order they were sent, and the answers come back in
+ * order), and completes it.
+ *
+ * Progress: UCX callbacks only record what happened; a progress hook, registered while any
+ * transfer is active, moves the state machines (copies watched with events, pipelines).
+ */
+#include "cuda/umpi_cuda_p2p.h"
+#include "core/umpi_context.h"
+#include "core/umpi_err.h"
+#include "core/umpi_progress.h"
+#include "cuda/umpi_cuda_copy.h"
+#include "cuda/umpi_cuda_ipc.h"
+#include "cuda/umpi_cuda_pipe.h"
+#include "pmi/umpi_pmi.h"
+#include "pt2pt/umpi_p2p.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- wire formats ----------------------------------------------------------------------------- */
+
+#define UMPI__CTRL_CONTEXT ((1u << UMPI_UCX_CONTEXT_BITS) - 1)
+#define UMPI__REPLY_BIT UMPI_UCX_INTERNAL_BIT
+#define UMPI__ID_MASK (((uint32_t) 1 << UMPI_UCX_TAG_BITS) - 1)
+#define UMPI__NACK_ID UMPI__ID_MASK
+_Static_assert(2 * UMPI_CONTEXT_PAIRS <= UMPI__CTRL_CONTEXT, "the control context is no communicator's");
+
+#define UMPI__RTS_MAGIC 0x31706475u /* "udp1" */
+enum { UMPI__RTS_SELF = 1, UMPI__RTS_IPC = 2, UMPI__RTS_PIPE = 3 };
+
+/* The envelope (little-endian; both ends run the same build):
+ *   0      4      6      8      12       16      24      32                         136
+ *   | magic| kind | pad  | id   | sender | bytes | chunk | IPC descriptor (104)      |      */
+struct umpi__rts {
+    uint32_t magic;
+    uint16_t kind;     /* SELF, IPC, PIPE */
+    uint16_t pad;
+    uint32_t id;       /* the sender's transfer id */
+    int32_t sender;    /* the sender's world rank */
+    uint64_t bytes;    /* the message's length */
+    uint64_t chunk;    /* PIPE: bytes per chunk */
+    struct umpi_cuda_ipc_desc desc; /* IPC: the buffer; SELF: desc.base is the sender's pointer */
+};
+_Static_assert(sizeof(struct umpi__rts) == 136, "the envelope is 136 bytes on the wire");
+
+/* A reply: DONE (the data is in place; the sender may complete) or CTS (send `bytes` through the
+ * pipeline; fewer than the message when it is truncated). */
+enum { UMPI__REPLY_DONE = 1, UMPI__REPLY_CTS = 2 };
+struct umpi__reply {
+    uint32_t kind;
+    uint32_t pad;
+    uint64_t bytes;
+};
+_Static_assert(sizeof(struct umpi__reply) == 16, "a reply is 16 bytes on the wire");
+
+/* A NACK: the tag of an envelope that did not fit, and the ids not meant. */
+#define UMPI__NACK_MAX_IDS 64
+struct umpi__nack {
+    uint64_t env_tag;
+    uint32_t n;
+    uint32_t ids[UMPI__NACK_MAX_IDS];
+};
+
+static inline ucp_tag_t umpi__ctrl_tag(int from_world, int reply, uint32_t id)
+{
+    return umpi_ucx_send_tag(UMPI__CTRL_CONTEXT, from_world, (int) ((reply ? UMPI__REPLY_BIT : 0) | (id & UMPI__ID_MASK)));
+}
+
+/* ---- transfers -------------------------------------------------------------------------------- */
+
+typedef struct umpi__xfer umpi__xfer_t;
+
+struct umpi__chunk_op {
+    umpi__xfer_t *x;
+    unsigned chunk;
+    int used;
+};
+
+enum { X_SEND = 1, X_RECV, X_NACK };
+enum {
+    S_WAIT_REPLY = 1, /* envelope sent, reply receive posted */
+    S_PIPE,           /* CTS came: the pipeline runs */
+    S_FINISH,         /* the data has gone: waits for the envelope's send to complete */
+    R_POSTED,         /* device receive posted into the bounce */
+    R_MATCHED,        /* a message or an envelope arrived: the hook decides */
+    R_COPY,           /* a copy into the receive buffer in flight (event) */
+    R_PIPE,           /* device receive buffer: the pipeline runs */
+    R_CHUNKS,         /* host receive buffer: chunks land in place */
+    R_FINISH,         /* the data is in place */
+    X_DONE,           /* completed: freed once nothing of it is in flight */
+};
+
+struct umpi__xfer {
+    umpi__xfer_t *next, *prev;
+    int dir, state;
+    unsigned long seq;         /* creation order */
+    int peer;                  /* world rank at the other end */
+    uint32_t id;               /* the sender's transfer id */
+    umpi_request_t *req;       /* completed by this transfer; NULL once done */
+    umpi_status_t err;         /* first error, its cause in why */
+    char why[256];
+    unsigned inflight;         /* UCX operations of this transfer not completed */
+    ucp_tag_t env_tag;         /* the envelope's tag (sent, or matched) */
+    struct umpi__rts rts;
+    struct umpi__reply reply;  /* sender: the one received; receiver: the one sent */
+    int replied;               /* receiver: the first reply has gone */
+    CUevent ev;
+    /* sender */
+    const char *src;
+    size_t bytes;
+    int device;
+    int reply_arrived, env_done;
+    ucs_status_t reply_status, env_status;
+    void *reply_ureq;
+    /* pipeline (either side) */
+    int piping;
+    struct umpi_cuda_pipe pipe;
+    struct umpi__chunk_op ops[UMPI_CUDA_PIPE_MAX_BUFS];
+    /* receiver: the user's buffer, and where the data goes */
+    void *ubuf;
+    MPI_Count ucount;
+    umpi_dtype_t *udt;
+    int udev;                  /* the user's buffer is device memory (of device `device`) */
+    size_t cap;                /* its capacity in bytes */
+    char *dst;                 /* contiguous destination: the user's buffer, or staging */
+    char *staging;             /* malloc'ed when the user's type is not contiguous */
+    char *bounce;              /* device receive: where UCX put the message */
+    size_t bounce_size;
+    ucs_status_t match_status;
+    ucp_tag_recv_info_t info;
+    int env_unreadable;        /* the envelope was truncated */
+    size_t n, msg_len;         /* bytes moved, message length */
+    umpi_cuda_ipc_ref_t *ref;
+    unsigned chunks_left;
+    struct umpi__nack *nack;
+};
+
+/* Active transfers, oldest first: the hook handles them in the order their receives matched,
+ * which the NACK rule relies on. */
+static umpi__xfer_t *umpi__active, *umpi__tail;
+static size_t umpi__nactive;
+static int umpi__hooked;
+static unsigned long umpi__seq;
+static uint32_t umpi__next_id;
+static int umpi__awaiting; /* sends waiting for their first reply (NACKs are polled then) */
+
+/* Events for copies, kept for reuse. */
+#define UMPI__EVENTS_KEEP 64
+static CUevent umpi__events[UMPI__EVENTS_KEEP];
+static int umpi__nevents;
+
+static unsigned umpi__hook(void);
+
+static umpi_status_t umpi__event_get(CUevent *ev)
+{
+    if (umpi__nevents > 0) {
+        *ev = umpi__events[--umpi__nevents];
+        return UMPI_OK;
+    }
+    CUresult r = umpi_cuda_drv.cuEventCreate(ev, UMPI_CU_EVENT_DISABLE_TIMING);
+    return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_fail("cuEventCreate", r);
+}
+
+static void umpi__event_put(CUevent ev)
+{
+    if (umpi__nevents < UMPI__EVENTS_KEEP)
+        umpi__events[umpi__nevents++] = ev;
+    else
+        umpi_cuda_drv.cuEventDestroy(ev);
+}
+
+static umpi__xfer_t *umpi__xfer_new(int dir)
+{
+    umpi__xfer_t *x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return NULL;
+    x->dir = dir;
+    x->seq = ++umpi__seq;
+    x->device = -1;
+    return x;
+}
+
+static umpi_status_t umpi__activate(umpi__xfer_t *x)
+{
+    x->next = NULL;
+    x->prev = umpi__tail;
+    if (umpi__tail != NULL)
+        umpi__tail->next = x;
+    else
+        umpi__active = x;
+    umpi__tail = x;
+    umpi__nactive++;
+    if (!umpi__hooked) {
+        if (umpi_progress_register(umpi__hook) != 0) {
+            umpi_status_msg("no room for the device-transfer progress hook");
+            return UMPI_ERR_INTERN;
+        }
+        umpi__hooked = 1;
+    }
+    return UMPI_OK;
+}
+
+static void umpi__xfer_free(umpi__xfer_t *x)
+{
+    if (x->prev != NULL)
+        x->prev->next = x->next;
+    else
+        umpi__active = x->next;
+    if (x->next != NULL)
+        x->next->prev = x->prev;
+    else
+        umpi__tail = x->prev;
+    umpi__nactive--;
+    if (x->ev != NULL)
+        umpi__event_put(x->ev);
+    if (x->ref != NULL)
+        umpi_cuda_ipc_release(x->ref);
+    free(x->bounce);
+    free(x->staging);
+    free(x->nack);
+    free(x);
+}
+
+/* Records the first failure: "<fmt>: <umpi's last cause>" goes to the MPI error at completion. */
+static void umpi__fail(umpi__xfer_t *x, umpi_status_t st, const char *fmt, ...) UMPI_PRINTF(3, 4);
+static void umpi__fail(umpi__xfer_t *x, umpi_status_t st, const char *fmt, ...)
+{
+    if (x->err != UMPI_OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->why, sizeof(x->why), fmt, ap);
+    va_end(ap);
+    x->err = st != UMPI_OK ? st : UMPI_ERR_OTHER;
+    umpi_debug(1, "cuda: %s of a device message with world rank %d failed: %s",
+               x->dir == X_SEND ? "send" : "receive", x->peer, x->why);
+}
+
+/* Hands the outcome to the request (its status already filled for receives). */
+static void umpi__complete(umpi__xfer_t *x, ucs_status_t net)
+{
+    umpi_request_t *r = x->req;
+    x->state = X_DONE;
+    if (r == NULL)
+        return;
+    x->req = NULL;
+    r->net_status = net;
+    if (x->err != UMPI_OK)
+        r->error = umpi_err_create_comm(r->comm->handle, MPI_ERR_OTHER, "%s with world rank %d failed: %s",
+                                        x->dir == X_SEND ? "send of a device buffer" : "receive of a device message",
+                                        x->peer, x->why);
+    r->ucx_req = NULL;
+    r->done = 1;
+    if (r->slow_done)
+        umpi_p2p_complete_slow(r);
+}
+
+static void umpi__recv_status(umpi__xfer_t *x, ucp_tag_t tag, size_t len)
+{
+    umpi_request_t *r = x->req;
+    if (r == NULL)
+        return;
+    r->status.MPI_SOURCE = umpi_ucx_tag_source(tag);
+    r->status.MPI_TAG = umpi_ucx_tag_tag(tag);
+    umpi_status_set_bytes(&r->status, (MPI_Count) len);
+}
+
+/* ---- UCX operations of transfers ------------------------------------------------------------ */
+
+static void umpi__cb_send_done(void *ureq, ucs_status_t st, void *user)
+{
+    umpi__xfer_t *x = user;
+    if (st != UCS_OK)
+        umpi__fail(x, UMPI_ERR_TRANSPORT, "a control message failed: %s", ucs_status_string(st));
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+/* A fire-and-forget control message of x (x lives until it has gone). */
+static umpi_status_t umpi__ctrl_send(umpi__xfer_t *x, int to_world, const void *buf, size_t len, ucp_tag_t tag)
+{
+    ucp_ep_h ep;
+    umpi_status_t st = umpi_ucx_ep(to_world, &ep);
+    if (st != UMPI_OK)
+        return st;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__cb_send_done,
+        .user_data = x,
+    };
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), "sending a device-protocol control message");
+    if (sp != NULL)
+        x->inflight++;
+    return UMPI_OK;
+}
+
+/* Receiver: the reply to the sender (DONE, or CTS with the bytes wanted). */
+static void umpi__reply(umpi__xfer_t *x, uint32_t kind, uint64_t bytes)
+{
+    x->reply.kind = kind;
+    x->reply.bytes = bytes;
+    x->replied = 1;
+    umpi_status_t st = umpi__ctrl_send(x, x->peer, &x->reply, sizeof(x->reply), umpi__ctrl_tag(umpi_global.rank, 1, x->id));
+    if (st != UMPI_OK)
+        umpi__fail(x, st, "replying to the sender: %s", umpi_status_last_msg());
+}
+
+static void umpi__cb_reply(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+{
+    umpi__xfer_t *x = user;
+    (void) info;
+    x->reply_status = st;
+    x->reply_arrived = 1;
+    x->reply_ureq = NULL;
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+static void umpi__cb_envelope_sent(void *ureq, ucs_status_t st, void *user)
+{
+    umpi__xfer_t *x = user;
+    x->env_status = st;
+    x->env_done = 1;
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+/* Pipeline network: chunk sends and receives on (ctrl, sender, id). */
+static void umpi__cb_chunk_send(void *ureq, ucs_status_t st, void *user)
+{
+    struct umpi__chunk_op *op = user;
+    umpi__xfer_t *x = op->x;
+    op->used = 0;
+    x->inflight--;
+    umpi_cuda_pipe_net_done(&x->pipe, op->chunk, st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk send"));
+    ucp_request_free(ureq);
+}
+
+static void umpi__cb_chunk_recv(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+{
+    struct umpi__chunk_op *op = user;
+    umpi__xfer_t *x = op->x;
+    (void) info;
+    op->used = 0;
+    x->inflight--;
+    umpi_cuda_pipe_net_done(&x->pipe, op->chunk, st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk receive"));
+    ucp_request_free(ureq);
+}
+
+static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, unsigned chunk, void *host, size_t len)
+{
+    umpi__xfer_t *x = ctx;
+    struct umpi__chunk_op *op = NULL;
+    for (unsigned i = 0; i < UMPI_CUDA_PIPE_MAX_BUFS && op == NULL; i++)
+        if (!x->ops[i].used)
+            op = &x->ops[i];
+    if (op == NULL) {
+        umpi_status_msg("more pipeline chunks in flight than staging buffers");
+        return UMPI_ERR_INTERN;
+    }
+    *op = (struct umpi__chunk_op){ x, chunk, 1 };
+    ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA, .user_data = op };
+    ucs_status_ptr_t sp;
+    if (p->dir == UMPI_CUDA_PIPE_SEND) {
+        ucp_ep_h ep;
+        umpi_status_t st = umpi_ucx_ep(x->peer, &ep);
+        if (st != UMPI_OK) {
+            op->used = 0;
+            return st;
+        }
+        prm.cb.send = umpi__cb_chunk_send;
+        sp = ucp_tag_send_nbx(ep, host, len, umpi__ctrl_tag(umpi_global.rank, 0, x->id), &prm);
+    } else {
+        prm.cb.recv = umpi__cb_chunk_recv;
+        sp = ucp_tag_recv_nbx(umpi_ucx.worker, host, len, umpi__ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
+    }
+    if (UCS_PTR_IS_ERR(sp)) {
+        op->used = 0;
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), p->dir == UMPI_CUDA_PIPE_SEND ? "pipeline chunk send"
+                                                                                : "pipeline chunk receive");
+    }
+    if (sp == NULL) {
+        op->used = 0;
+        umpi_cuda_pipe_net_done(p, chunk, UMPI_OK);
+    } else {
+        x->inflight++;
+    }
+    return UMPI_OK;
+}
+
+static const struct umpi_cuda_pipe_net umpi__pipe_net = { umpi__pipe_start_net };
+
+/* Host receive buffer, pipelined sender: the chunks land in place. */
+static void umpi__cb_chunk_in_place(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+{
+    umpi__xfer_t *x = user;
+    (void) info;
+    if (st != UCS_OK)
+        umpi__fail(x, UMPI_ERR_TRANSPORT, "receiving a pipeline chunk: %s", ucs_status_string(st));
+    x->chunks_left--;
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chunk)
+{
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.recv = umpi__cb_chunk_in_place,
+        .user_data = x,
+    };
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t len = n - off < chunk ? n - off : chunk;
+        ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->dst + off, len, umpi__ctrl_tag(x->peer, 0, x->id),
+                                               ~(ucp_tag_t) 0, &prm);
+        if (UCS_PTR_IS_ERR(sp))
+            return umpi_ucx_status(UCS_PTR_STATUS(sp), "posting a pipeline chunk receive");
+        if (sp != NULL) {
+            x->chunks_left++;
+            x->inflight++;
+        }
+    }
+    return UMPI_OK;
+}
+
+/* ---- sender --------------------------------------------------------------------------------- */
+
+/* Small or non-contiguous: the bytes go through host memory as an ordinary message. */
+static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes, int world,
+                             ucp_tag_t utag, umpi_send_mode_t mode, umpi_request_t *req)
+{
+    char *host = malloc(bytes ? bytes : 1);
+    if (host == NULL)
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory staging a %zu-byte device buffer", bytes);
+    umpi_status_t st = umpi_cuda_pack(dt, buf, count, host, bytes);
+    if (st != UMPI_OK) {
+        free(host);
+        return umpi_err_from_status(st, "copying a device send buffer to host memory");
+    }
+    if (dt->contig) {
+        umpi_cuda_stat_add(UMPI_CUDA_STAT_staged_copies);
+        umpi_debug(3, "cuda: %zu bytes from device memory to world rank %d through a host bounce", bytes, world);
+    }
+    ucp_ep_h ep;
+    void *ucx_req = NULL;
+    st = umpi_ucx_ep(world, &ep);
+    if (st == UMPI_OK)
+        st = umpi_ucx_send(ep, host, bytes, utag, mode == UMPI_SEND_SYNC, req, &ucx_req);
+    if (st != UMPI_OK) {
+        free(host);
+        return umpi_err_from_status(st, "sending a staged device buffer");
+    }
+    if (req != NULL) {
+        free(req->tmp); /* a persistent request's bounce from its previous start */
+        req->tmp = host; /* freed with the request */
+        return MPI_SUCCESS;
+    }
+    int err = MPI_SUCCESS;
+    if (ucx_req != NULL) {
+        umpi_waiter_t w = {0};
+        ucs_status_t s;
+        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+        if (s != UCS_OK)
+            err = umpi_err_from_status(umpi_ucx_status(s, "send completion"), "sending a staged device buffer");
+    }
+    free(host);
+    return err;
+}
+
+static int umpi__same_node(int world)
+{
+    int a = umpi_pmi_node_of(world), b = umpi_pmi_node_of(umpi_global.rank);
+    return a >= 0 && a == b;
+}
+
+/* Large and contiguous: the envelope protocol. */
+static int umpi__send_envelope(const char *src, size_t bytes, int device, int world, ucp_tag_t utag,
+                               umpi_comm_t *comm, umpi_request_t *req)
+{
+    int blocking = req == NULL;
+    if (blocking) {
+        req = umpi_request_alloc(UMPI_REQ_SEND, comm);
+        if (req == NULL)
+            return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a request");
+    }
+    umpi__xfer_t *x = umpi__xfer_new(X_SEND);
+    if (x == NULL) {
+        if (blocking)
+            umpi_request_release(req);
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory starting a device transfer");
+    }
+    x->req = req;
+    x->peer = world;
+    x->src = src;
+    x->bytes = bytes;
+    x->device = device;
+    x->id = umpi__next_id++ % UMPI__NACK_ID;
+    x->rts.magic = UMPI__RTS_MAGIC;
+    x->rts.id = x->id;
+    x->rts.sender = umpi_global.rank;
+    x->rts.bytes = bytes;
+    x->rts.chunk = umpi_config.cuda_pipeline_chunk > 0 ? umpi_config.cuda_pipeline_chunk : 524288;
+    x->env_tag = utag | UMPI_CUDA_ENVELOPE_BIT;
+
+    umpi_status_t st = UMPI_OK;
+    int usable = 0;
+    if (world == umpi_global.rank) {
+        x->rts.kind = UMPI__RTS_SELF;
+        x->rts.desc.base = (uint64_t) (uintptr_t) src;
+        x->rts.desc.size = bytes;
+    } else if (!umpi_config.cuda_ipc) {
+        umpi_cuda_slow_path(UMPI_CUDA_STAT_pipe_fallback, "cuda: %zu bytes to world rank %d through the pipeline: "
+                            "UMPI_CUDA_IPC=0", bytes, world);
+    } else if (!umpi__same_node(world)) {
+        umpi_cuda_slow_path(UMPI_CUDA_STAT_pipe_fallback, "cuda: %zu bytes to world rank %d through the pipeline: "
+                            "it is on another node (no CUDA IPC)", bytes, world);
+    } else {
+        st = umpi_cuda_ipc_export(src, bytes, &x->rts.desc, &usable);
+        if (st == UMPI_OK && usable)
+            x->rts.kind = UMPI__RTS_IPC;
+        else if (st == UMPI_OK)
+            umpi_cuda_slow_path(UMPI_CUDA_STAT_pipe_fallback, "cuda: %zu bytes to world rank %d through the pipeline: "
+                                "CUDA IPC cannot carry the buffer (ipc_fallback says why)", bytes, world);
+    }
+    if (x->rts.kind == 0)
+        x->rts.kind = UMPI__RTS_PIPE;
+    umpi_debug(3, "cuda: %zu bytes from device memory to world rank %d: envelope %s, transfer %u", bytes, world,
+               x->rts.kind == UMPI__RTS_SELF ? "SELF" : x->rts.kind == UMPI__RTS_IPC ? "IPC" : "PIPE", x->id);
+
+    ucp_ep_h ep;
+    if (st == UMPI_OK)
+        st = umpi_ucx_ep(world, &ep);
+    if (st != UMPI_OK) {
+        free(x);
+        if (blocking)
+            umpi_request_release(req);
+        return umpi_err_from_status(st, "starting a device transfer");
+    }
+    /* The reply receive first: the answer may come before the envelope's send completes. */
+    ucp_request_param_t rp = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = umpi__cb_reply,
+        .user_data = x,
+    };
+    x->inflight++;
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, &x->reply, sizeof(x->reply),
+                                           umpi__ctrl_tag(world, 1, x->id), ~(ucp_tag_t) 0, &rp);
+    if (UCS_PTR_IS_ERR(sp)) {
+        free(x);
+        if (blocking)
+            umpi_request_release(req);
+        return umpi_err_from_status(umpi_ucx_status(UCS_PTR_STATUS(sp), "posting the reply receive"),
+                                    "starting a device transfer");
+    }
+    if (!x->reply_arrived)
+        x->reply_ureq = sp;
+    x->state = S_WAIT_REPLY;
+    umpi__awaiting++;
+    ucp_request_param_t ep_ = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__cb_envelope_sent,
+        .user_data = x,
+    };
+    sp = ucp_tag_send_nbx(ep, &x->rts, sizeof(x->rts), x->env_tag, &ep_);
+    if (sp == NULL) {
+        x->env_done = 1;
+        x->env_status = UCS_OK;
+    } else if (UCS_PTR_IS_ERR(sp)) {
+        x->env_done = 1;
+        x->env_status = UCS_PTR_STATUS(sp);
+        umpi__fail(x, UMPI_ERR_TRANSPORT, "sending the envelope: %s", ucs_status_string(x->env_status));
+        if (x->reply_ureq != NULL)
+            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
+    } else {
+        x->inflight++;
+    }
+    st = umpi__activate(x);
+    if (st != UMPI_OK)
+        umpi__fail(x, st, "%s", umpi_status_last_msg());
+    if (!blocking)
+        return MPI_SUCCESS;
+    umpi_progress_wait(&req->done);
+    MPI_Request h = req->handle;
+    return umpi_p2p_request_complete(req, &h, MPI_STATUS_IGNORE);
+}
+
+int umpi_cuda_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes, int device, int dest,
+                       int tag, umpi_comm_t *comm, umpi_send_mode_t mode, umpi_request_t *req)
+{
+    int world = umpi_comm_to_world(comm, dest);
+    ucp_tag_t utag = umpi_ucx_send_tag(comm->context_id, comm->rank, tag);
+    umpi_status_t st = umpi_cuda_ctx_ensure(device);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "sending from device memory");
+    if (req != NULL)
+        req->error = MPI_SUCCESS;
+    /* An envelope is sent only for messages longer than itself: a receive able to hold the message
+     * then holds its envelope too, whatever UMPI_CUDA_STAGE_THRESH says. */
+    if (!dt->contig || bytes <= umpi_config.cuda_stage_thresh || bytes <= sizeof(struct umpi__rts))
+        return umpi__send_staged(buf, count, dt, bytes, world, utag, mode, req);
+    return umpi__send_envelope((const char *) buf + dt->true_lb, bytes, device, world, utag, comm, req);
+}
+
+/* Sender's state machine; returns nonzero when something changed. */
+static int umpi__advance_send(umpi__xfer_t *x)
+{
+    switch (x->state) {
+    case S_WAIT_REPLY:
+        if (!x->reply_arrived)
+            return 0;
+        umpi__awaiting--;
+        if (x->reply_status == UCS_ERR_CANCELED) {
+            /* NACKed (the receive buffer could not hold the envelope), or cancelled after an error */
+            x->state = S_FINISH;
+        } else if (x->reply_status != UCS_OK) {
+            umpi__fail(x, UMPI_ERR_TRANSPORT, "waiting for the receiver's reply: %s",
+                       ucs_status_string(x->reply_status));
+            x->state = S_FINISH;
+        } else if (x->reply.kind == UMPI__REPLY_CTS) {
+            size_t n = x->reply.bytes < x->bytes ? (size_t) x->reply.bytes : x->bytes;
+            x->state = S_FINISH;
+            if (n > 0) {
+                umpi_status_t st = umpi_cuda_ctx_ensure(x->device);
+                if (st == UMPI_OK)
+                    st = umpi_cuda_pipe_start_chunk(&x->pipe, UMPI_CUDA_PIPE_SEND, (CUdeviceptr) (uintptr_t) x->src, n,
+                                                    (size_t) x->rts.chunk, &umpi__pipe_net, x);
+                if (st != UMPI_OK) {
+                    umpi__fail(x, st, "starting the pipeline: %s", umpi_status_last_msg());
+                } else {
+                    x->piping = 1;
+                    x->state = S_PIPE;
+                }
+            }
+        } else if (x->reply.kind != UMPI__REPLY_DONE) {
+            umpi__fail(x, UMPI_ERR_INTERN, "a reply of unknown kind %u", x->reply.kind);
+            x->state = S_FINISH;
+        } else {
+            x->state = S_FINISH;
+        }
+        return 1;
+    case S_PIPE:
+        if (!umpi_cuda_pipe_progress(&x->pipe))
+            return 0;
+        x->piping = 0;
+        if (x->pipe.status != UMPI_OK)
+            umpi__fail(x, x->pipe.status, "%s", x->pipe.why);
+        x->state = S_FINISH;
+        return 1;
+    case S_FINISH:
+        if (!x->env_done)
+            return 0;
+        if (x->env_status != UCS_OK)
+            umpi__fail(x, UMPI_ERR_TRANSPORT, "sending the envelope: %s", ucs_status_string(x->env_status));
+        umpi__complete(x, UCS_OK);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- receiver ------------------------------------------------------------------------------- */
+
+static umpi__xfer_t *umpi__recv_new(umpi_request_t *r, size_t cap, int udev, int device)
+{
+    umpi__xfer_t *x = umpi__xfer_new(X_RECV);
+    if (x == NULL)
+        return NULL;
+    x->req = r;
+    x->ubuf = (void *) r->buf;
+    x->ucount = r->count;
+    x->udt = r->dt;
+    x->udev = udev;
+    x->device = device;
+    x->cap = cap;
+    r->error = MPI_SUCCESS;
+    return x;
+}
+
+static void umpi__cb_device_recv(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+{
+    umpi__xfer_t *x = user;
+    x->match_status = st;
+    if (info != NULL && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED))
+        x->info = *info;
+    if (x->req != NULL)
+        x->req->ucx_req = NULL;
+    x->inflight--;
+    x->state = R_MATCHED;
+    ucp_request_free(ureq);
+}
+
+/* Where a message for a receive on device memory lands: a host bounce that also holds an envelope. */
+static umpi_status_t umpi__bounce(umpi__xfer_t *x, size_t bytes)
+{
+    x->bounce_size = bytes > sizeof(struct umpi__rts) ? bytes : sizeof(struct umpi__rts);
+    x->bounce = malloc(x->bounce_size);
+    if (x->bounce == NULL) {
+        umpi_status_msg("out of memory for a %zu-byte receive bounce", x->bounce_size);
+        return UMPI_ERR_NOMEM;
+    }
+    return UMPI_OK;
+}
+
+int umpi_cuda_p2p_irecv(umpi_request_t *r, size_t bytes, int device)
+{
+    umpi__xfer_t *x = umpi__recv_new(r, bytes, 1, device);
+    if (x == NULL)
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory starting a receive into device memory");
+    umpi_status_t st = umpi__bounce(x, bytes);
+    if (st != UMPI_OK) {
+        free(x);
+        return umpi_err_from_status(st, "receiving into device memory");
+    }
+    ucp_tag_t tag, mask;
+    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = umpi__cb_device_recv,
+        .user_data = x,
+    };
+    x->state = R_POSTED;
+    x->inflight++;
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->bounce, x->bounce_size, tag, mask, &p);
+    if (UCS_PTR_IS_ERR(sp)) {
+        free(x->bounce);
+        free(x);
+        return umpi_err_from_status(umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_recv_nbx"),
+                                    "receiving into device memory");
+    }
+    if (x->state == R_POSTED)
+        r->ucx_req = sp;
+    st = umpi__activate(x);
+    return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "receiving into device memory");
+}
+
+void umpi_cuda_p2p_envelope(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
+{
+    size_t cap = (size_t) (r->count * r->dt->size);
+    umpi__xfer_t *x = umpi__recv_new(r, cap, 0, -1);
+    if (x == NULL) {
+        /* no memory: the receive fails; the sender is never answered (as if it hung) */
+        r->error = umpi_err_create(MPI_ERR_NO_MEM, "out of memory receiving a device message");
+        r->done = 1;
+        if (r->slow_done)
+            umpi_p2p_complete_slow(r);
+        return;
+    }
+    x->match_status = st;
+    x->info = *info;
+    if (st == UCS_OK && info->length >= sizeof(x->rts)) {
+        /* the envelope landed in the user's buffer (it is overwritten by the data later) */
+        if (r->dt->contig)
+            memcpy(&x->rts, (const char *) r->buf + r->dt->true_lb, sizeof(x->rts));
+        else
+            umpi_dtype_pack_range(r->dt, r->buf, r->count, 0, &x->rts, (MPI_Count) sizeof(x->rts));
+    } else {
+        x->env_unreadable = 1;
+    }
+    x->state = R_MATCHED;
+    if (umpi__activate(x) != UMPI_OK)
+        umpi__fail(x, UMPI_ERR_INTERN, "%s", umpi_status_last_msg());
+}
+
+/* The sender's envelope did not fit the receive buffer: tell it which transfer to give up. */
+static void umpi__nack(umpi__xfer_t *x, int sender_world)
+{
+    x->nack = calloc(1, sizeof(*x->nack));
+    if (x->nack == NULL) {
+        umpi__fail(x, UMPI_ERR_NOMEM, "out of memory answering a truncated envelope");
+        return;
+    }
+    x->nack->env_tag = x->info.sender_tag;
+    for (umpi__xfer_t *y = umpi__active; y != NULL && x->nack->n < UMPI__NACK_MAX_IDS; y = y->next)
+        if (y != x && y->dir == X_RECV && y->peer == sender_world && y->env_tag == x->info.sender_tag &&
+            y->state != R_POSTED && y->state != R_MATCHED && !y->replied)
+            x->nack->ids[x->nack->n++] = y->id;
+    x->peer = sender_world;
+    size_t len = offsetof(struct umpi__nack, ids) + x->nack->n * sizeof(uint32_t);
+    umpi_status_t st = umpi__ctrl_send(x, sender_world, x->nack, len, umpi__ctrl_tag(umpi_global.rank, 1, UMPI__NACK_ID));
+    if (st != UMPI_OK)
+        umpi__fail(x, st, "answering a truncated envelope: %s", umpi_status_last_msg());
+}
+
+/* Data in place (in dst): the final unpack when the user's type is not contiguous. */
+static void umpi__recv_finish(umpi__xfer_t *x)
+{
+    if (x->err == UMPI_OK && x->staging != NULL && x->n > 0) {
+        if (x->udev) {
+            umpi_status_t st = umpi_cuda_unpack(x->udt, x->ubuf, x->ucount, x->staging, x->n);
+            if (st != UMPI_OK)
+                umpi__fail(x, st, "%s", umpi_status_last_msg());
+        } else {
+            umpi_dtype_unpack_range(x->udt, x->ubuf, x->ucount, 0, x->staging, (MPI_Count) x->n);
+        }
+    }
+    umpi__recv_status(x, x->env_tag, x->msg_len);
+    umpi__complete(x, x->msg_len > x->cap ? UCS_ERR_MESSAGE_TRUNCATED : UCS_OK);
+}
+
+/* Starts moving the data an envelope announced. */
+static void umpi__recv_protocol(umpi__xfer_t *x)
+{
+    const struct umpi__rts *e = &x->rts;
+    if (e->magic != UMPI__RTS_MAGIC || e->kind < UMPI__RTS_SELF || e->kind > UMPI__RTS_PIPE) {
+        umpi__fail(x, UMPI_ERR_INTERN, "a device-message envelope with magic %#x kind %u: not from this umpi",
+                   e->magic, e->kind);
+        umpi__recv_status(x, x->env_tag, 0);
+        umpi__complete(x, UCS_OK);
+        return;
+    }
+    x->peer = e->sender;
+    x->id = e->id;
+    x->msg_len = (size_t) e->bytes;
+    x->n = x->msg_len < x->cap ? x->msg_len : x->cap;
+    int contig = x->udt->contig;
+    if (contig) {
+        x->dst = (char *) x->ubuf + x->udt->true_lb;
+    } else {
+        x->staging = malloc(x->n ? x->n : 1);
+        if (x->staging == NULL) {
+            umpi__fail(x, UMPI_ERR_NOMEM, "out of memory staging a %zu-byte receive", x->n);
+            x->n = 0;
+        }
+        x->dst = x->staging;
+    }
+    int dst_dev = contig && x->udev;
+    umpi_status_t st = UMPI_OK;
+    if (umpi_cuda_active)
+        st = umpi_cuda_ctx_ensure(x->udev ? x->device : (int) e->desc.device);
+    if (st != UMPI_OK) {
+        umpi__fail(x, st, "%s", umpi_status_last_msg());
+        x->n = 0;
+    }
+    if (x->n == 0 && e->kind != UMPI__RTS_PIPE) {
+        umpi__reply(x, UMPI__REPLY_DONE, 0);
+        x->state = R_FINISH;
+        return;
+    }
+    const char *from = NULL;
+    if (e->kind == UMPI__RTS_SELF) {
+        from = (const char *) (uintptr_t) (e->desc.base + e->desc.offset);
+        umpi_cuda_stat_add(UMPI_CUDA_STAT_self_copies);
+    } else if (e->kind == UMPI__RTS_IPC && !umpi_cuda_active) {
+        /* this process does not use CUDA (UMPI_CUDA=0, no driver): the pipeline into host memory */
+        umpi_debug(1, "cuda: a device message from world rank %d comes through the pipeline: CUDA is not in "
+                      "use here", x->peer);
+    } else if (e->kind == UMPI__RTS_IPC) {
+        void *p = NULL;
+        st = umpi_cuda_ipc_open(x->peer, &e->desc, x->n, &p, &x->ref);
+        if (st != UMPI_OK) {
+            umpi__fail(x, st, "%s", umpi_status_last_msg());
+            umpi__reply(x, UMPI__REPLY_DONE, 0);
+            x->state = R_FINISH;
+            return;
+        }
+        from = p; /* NULL: the driver refused the handle (counted): the pipeline instead */
+        if (p != NULL)
+            umpi_cuda_stat_add(UMPI_CUDA_STAT_ipc_transfers);
+    }
+    if (from != NULL) {
+        st = umpi__event_get(&x->ev);
+        if (st == UMPI_OK)
+            st = umpi_cuda_copy_start(x->dst, from, x->n, x->ev);
+        if (st != UMPI_OK) {
+            umpi__fail(x, st, "%s", umpi_status_last_msg());
+            umpi__reply(x, UMPI__REPLY_DONE, 0);
+            x->state = R_FINISH;
+            return;
+        }
+        umpi_debug(3, "cuda: %zu bytes from world rank %d copied %s (transfer %u)", x->n, x->peer,
+                   e->kind == UMPI__RTS_SELF ? "within this process" : "through CUDA IPC", x->id);
+        x->state = R_COPY;
+        return;
+    }
+    /* PIPE (or IPC refused): ask for what fits, then take the chunks */
+    umpi__reply(x, UMPI__REPLY_CTS, x->n);
+    x->state = R_FINISH;
+    if (x->n == 0 || x->err != UMPI_OK)
+        return;
+    if (dst_dev) {
+        st = umpi_cuda_pipe_start_chunk(&x->pipe, UMPI_CUDA_PIPE_RECV, (CUdeviceptr) (uintptr_t) x->dst, x->n,
+                                        (size_t) e->chunk, &umpi__pipe_net, x);
+        if (st == UMPI_OK) {
+            x->piping = 1;
+            x->state = R_PIPE;
+        }
+    } else {
+        st = umpi__chunks_in_place(x, x->n, (size_t) e->chunk);
+        x->state = R_CHUNKS;
+    }
+    if (st != UMPI_OK)
+        umpi__fail(x, st, "receiving pipeline chunks: %s", umpi_status_last_msg());
+}
+
+/* A receive matched: the message itself (device receive buffers only) or an envelope. */
+static void umpi__recv_matched(umpi__xfer_t *x)
+{
+    ucs_status_t st = x->match_status;
+    umpi_request_t *r = x->req;
+    if (st == UCS_ERR_CANCELED) {
+        if (r != NULL)
+            umpi_status_set_cancelled(&r->status, 1);
+        umpi__complete(x, UCS_ERR_CANCELED);
+        return;
+    }
+    if (st != UCS_OK && st != UCS_ERR_MESSAGE_TRUNCATED) {
+        umpi__fail(x, UMPI_ERR_TRANSPORT, "%s", ucs_status_string(st));
+        umpi__complete(x, UCS_OK);
+        return;
+    }
+    x->env_tag = x->info.sender_tag;
+    if (umpi_cuda_is_envelope(x->info.sender_tag)) {
+        if (x->env_unreadable || st != UCS_OK) {
+            int from = r != NULL ? umpi_comm_to_world(r->comm, umpi_ucx_tag_source(x->info.sender_tag)) : -1;
+            umpi_cuda_slow_path(UMPI_CUDA_STAT_envelope_truncated,
+                                "cuda: the envelope of a device message from world rank %d does not fit the "
+                                "%zu-byte receive buffer", from, x->cap);
+            umpi__recv_status(x, x->info.sender_tag, x->cap);
+            umpi__complete(x, UCS_ERR_MESSAGE_TRUNCATED);
+            if (from >= 0)
+                umpi__nack(x, from);
+            return;
+        }
+        if (x->bounce != NULL)
+            memcpy(&x->rts, x->bounce, sizeof(x->rts));
+        umpi__recv_protocol(x);
+        return;
+    }
+    /* An ordinary message into a device buffer: it is in the bounce. */
+    size_t len = x->info.length;
+    x->msg_len = len;
+    if (st == UCS_ERR_MESSAGE_TRUNCATED || len > x->cap) {
+        umpi__recv_status(x, x->info.sender_tag, len);
+        umpi__complete(x, UCS_ERR_MESSAGE_TRUNCATED);
+        return;
+    }
+    x->n = len;
+    umpi_cuda_stat_add(UMPI_CUDA_STAT_staged_copies);
+    umpi_status_t us = umpi_cuda_ctx_ensure(x->device);
+    if (us == UMPI_OK && !x->udt->contig) {
+        us = umpi_cuda_unpack(x->udt, x->ubuf, x->ucount, x->bounce, len);
+    } else if (us == UMPI_OK && len > 0) {
+        us = umpi__event_get(&x->ev);
+        if (us == UMPI_OK)
+            us = umpi_cuda_copy_start((char *) x->ubuf + x->udt->true_lb, x->bounce, len, x->ev);
+        if (us == UMPI_OK) {
+            x->state = R_COPY;
+            return;
+        }
+    }
+    if (us != UMPI_OK)
+        umpi__fail(x, us, "%s", umpi_status_last_msg());
+    umpi__recv_status(x, x->info.sender_tag, len);
+    umpi__complete(x, UCS_OK);
+}
+
+static int umpi__advance_recv(umpi__xfer_t *x)
+{
+    switch (x->state) {
+    case R_MATCHED:
+        umpi__recv_matched(x);
+        return 1;
+    case R_COPY: {
+        CUresult r = umpi_cuda_drv.cuEventQuery(x->ev);
+        if (r == UMPI_CUDA_ERROR_NOT_READY)
+            return 0;
+        if (r != UMPI_CUDA_SUCCESS) {
+            char buf[160];
+            umpi__fail(x, UMPI_ERR_OTHER, "the copy into the receive buffer failed: %s",
+                       umpi_cuda_strerror(r, buf, sizeof(buf)));
+        }
+        if (x->ref != NULL) {
+            umpi_cuda_ipc_release(x->ref);
+            x->ref = NULL;
+        }
+        if (umpi_cuda_is_envelope(x->env_tag)) {
+            umpi__reply(x, UMPI__REPLY_DONE, 0); /* the sender's buffer is free again */
+            x->state = R_FINISH;
+        } else {
+            umpi__recv_status(x, x->info.sender_tag, x->n);
+            umpi__complete(x, UCS_OK);
+        }
+        return 1;
+    }
+    case R_PIPE:
+        if (!umpi_cuda_pipe_progress(&x->pipe))
+            return 0;
+        x->piping = 0;
+        if (x->pipe.status != UMPI_OK)
+            umpi__fail(x, x->pipe.status, "%s", x->pipe.why);
+        x->state = R_FINISH;
+        return 1;
+    case R_CHUNKS:
+        if (x->chunks_left > 0)
+            return 0;
+        x->state = R_FINISH;
+        return 1;
+    case R_FINISH:
+        umpi__recv_finish(x);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- probed messages ------------------------------------------------------------------------ */
+
+/* Receives a matched (probed) message that is small into buf, waiting here. */
+static umpi_status_t umpi__msg_recv_now(void *buf, size_t len, ucp_tag_message_h msg)
+{
+    ucp_tag_recv_info_t info;
+    ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO, .recv_info.tag_info = &info };
+    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), "receiving a device-message envelope");
+    if (sp != NULL) {
+        ucs_status_t s;
+        while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
+            ucp_worker_progress(umpi_ucx.worker);
+        ucp_request_free(sp);
+        if (s != UCS_OK)
+            return umpi_ucx_status(s, "receiving a device-message envelope");
+    }
+    return UMPI_OK;
+}
+
+umpi_status_t umpi_cuda_p2p_probed_envelope(umpi_request_t *msgreq, ucp_tag_message_h msg,
+                                            const ucp_tag_recv_info_t *info, size_t *length)
+{
+    struct umpi__rts *e = calloc(1, info->length > sizeof(*e) ? info->length : sizeof(*e));
+    if (e == NULL) {
+        umpi_status_msg("out of memory reading a device-message envelope");
+        return UMPI_ERR_NOMEM;
+    }
+    umpi_status_t st = umpi__msg_recv_now(e, info->length, msg);
+    if (st != UMPI_OK) {
+        free(e);
+        return st;
+    }
+    free(msgreq->tmp);
+    msgreq->tmp = e; /* freed with the request, or taken by the receive */
+    *length = (size_t) e->bytes;
+    return UMPI_OK;
+}
+
+int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, int dst_device, int dst_is_dev)
+{
+    umpi__xfer_t *x = umpi__recv_new(r, bytes, dst_is_dev, dst_device);
+    if (x == NULL)
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory receiving a matched message");
+    if (r->tmp != NULL) {
+        /* the envelope was read at the probe */
+        memcpy(&x->rts, r->tmp, sizeof(x->rts));
+        free(r->tmp);
+        r->tmp = NULL;
+        x->match_status = UCS_OK;
+        x->info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG) |
+                             UMPI_CUDA_ENVELOPE_BIT;
+        x->info.length = sizeof(x->rts);
+        x->state = R_MATCHED;
+    } else {
+        /* UCX reports nothing for a matched message received at once: the probe's status stands for it */
+        x->info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG);
+        x->info.length = (size_t) umpi_status_get_bytes(&r->status);
+        umpi_status_t st = umpi__bounce(x, bytes);
+        ucp_request_param_t p = {
+            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
+            .cb.recv = umpi__cb_device_recv,
+            .user_data = x,
+            .recv_info.tag_info = &x->info,
+        };
+        ucp_tag_recv_info_t probe_info = x->info;
+        ucs_status_ptr_t sp = NULL;
+        if (st == UMPI_OK) {
+            x->state = R_POSTED;
+            x->inflight++;
+            sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, x->bounce, x->bounce_size, msg, &p);
+            if (UCS_PTR_IS_ERR(sp))
+                st = umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_msg_recv_nbx");
+        }
+        if (st != UMPI_OK) {
+            free(x->bounce);
+            free(x);
+            return umpi_err_from_status(st, "receiving a matched message into device memory");
+        }
+        if (sp == NULL) {
+            x->inflight--;
+            x->info = probe_info;
+            x->match_status = UCS_OK;
+            x->state = R_MATCHED;
+        }
+    }
+    umpi_status_t st = umpi__activate(x);
+    return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "receiving a matched message");
+}
+
+/* ---- messages pulled out of UCX's queue by a probe ------------------------------------------
+ *
+ * MPI_Probe and MPI_Iprobe must report a message's length, and an envelope's UCX length is not its
+ * message's. So a probe that meets an envelope takes it out of UCX's unexpected queue (reading
+ * its header), and with it every older message of the same sender on that context: were a later
+ * receive to find the envelope here first while an older message of that sender that it also
+ * matches stayed in UCX, the two would be received out of order. Receives, probes and matched
+ * probes look here before UCX while anything is held (one test of umpi_cuda_pulled_count
+ * otherwise). Messages held are matched handles: UCX keeps their eager data, and rendezvous
+ * senders wait, until they are received. Nothing posted earlier can match them (it would have
+ * taken them when they arrived), so checking here first keeps MPI's order. */
+
+struct umpi__pulled {
+    struct umpi__pulled *next;
+    uint32_t context;
+    ucp_tag_t tag;              /* the sender's tag (envelope bit included) */
+    size_t length;              /* the message's length (an envelope's: its message's) */
+    ucp_tag_message_h msg;      /* plain messages: to receive; NULL for envelopes */
+    struct umpi__rts *env;      /* envelopes: read already */
+};
+
+size_t umpi_cuda_pulled_count;
+static struct umpi__pulled *umpi__pulled_head, **umpi__pulled_tail = &umpi__pulled_head;
+
+static int umpi__tag_matches(ucp_tag_t t, uint32_t context, int source, int tag)
+{
+    ucp_tag_t want, mask;
+    umpi_ucx_recv_tag(context, source, tag, &want, &mask);
+    return ((t ^ want) & mask) == 0;
+}
+
+int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_tag_t *sender_tag, size_t *length,
+                          ucp_tag_message_h *msg, void **env)
+{
+    for (struct umpi__pulled **pp = &umpi__pulled_head; *pp != NULL; pp = &(*pp)->next) {
+        struct umpi__pulled *e = *pp;
+        if (e->context != context || !umpi__tag_matches(e->tag, context, source, tag))
+            continue;
+        *sender_tag = e->tag;
+        *length = e->length;
+        if (take) {
+            *msg = e->msg;
+            *env = e->env;
+            *pp = e->next;
+            if (umpi__pulled_tail == &e->next)
+                umpi__pulled_tail = pp;
+            umpi_cuda_pulled_count--;
+            free(e);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found)
+{
+    int sender = umpi_ucx_tag_source(found->sender_tag);
+    ucp_tag_t from = (ucp_tag_t) context << UMPI_UCX_CONTEXT_SHIFT | (ucp_tag_t) (uint32_t) sender << UMPI_UCX_SOURCE_SHIFT;
+    ucp_tag_t mask = ~(UMPI_UCX_TAG_MASK | UMPI_UCX_INTERNAL_BIT);
+    for (;;) {
+        ucp_tag_recv_info_t info;
+        ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, from, mask, 1, &info);
+        if (m == NULL) {
+            umpi_status_msg("a probed device-message envelope left UCX's queue");
+            return UMPI_ERR_INTERN;
+        }
+        struct umpi__pulled *e = calloc(1, sizeof(*e));
+        if (e == NULL)
+            umpi_die(1, "out of memory holding a probed message");
+        e->context = context;
+        e->tag = info.sender_tag;
+        e->length = info.length;
+        if (umpi_cuda_is_envelope(info.sender_tag)) {
+            e->env = calloc(1, info.length > sizeof(*e->env) ? info.length : sizeof(*e->env));
+            if (e->env == NULL || umpi__msg_recv_now(e->env, info.length, m) != UMPI_OK)
+                umpi_die(1, "reading a probed device-message envelope failed: %s", umpi_status_last_msg());
+            e->length = (size_t) e->env->bytes;
+        } else {
+            e->msg = m;
+        }
+        *umpi__pulled_tail = e;
+        umpi__pulled_tail = &e->next;
+        umpi_cuda_pulled_count++;
+        umpi_debug(2, "cuda: probe: message of %zu bytes from rank %d tag %d held for a later receive%s", e->length,
+                   sender, umpi_ucx_tag_tag(e->tag), e->env ? " (device-message envelope)" : "");
+        if (e->env != NULL && umpi__tag_matches(e->tag, context, source, tag))
+            return UMPI_OK; /* the one the probe found: the first of its sender that matches */
+    }
+}
+
+/* ---- NACKs (sender side) -------------------------------------------------------------------- */
+
+static unsigned umpi__poll_nacks(void)
+{
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, umpi__ctrl_tag(0, 1, UMPI__NACK_ID),
+                                           ~UMPI_UCX_SOURCE_MASK, 1, &info);
+    if (m == NULL)
+        return 0;
+    struct umpi__nack nack;
+    memset(&nack, 0, sizeof(nack));
+    if (info.length > sizeof(nack) || umpi__msg_recv_now(&nack, info.length, m) != UMPI_OK) {
+        umpi_debug(1, "cuda: a NACK of %zu bytes could not be read", info.length);
+        return 1;
+    }
+    int from = umpi_ucx_tag_source(info.sender_tag);
+    umpi__xfer_t *pick = NULL;
+    for (umpi__xfer_t *x = umpi__active; x != NULL; x = x->next) {
+        if (x->dir != X_SEND || x->peer != from || x->env_tag != nack.env_tag || x->state != S_WAIT_REPLY ||
+            x->reply_arrived || x->reply_ureq == NULL)
+            continue;
+        int named = 0;
+        for (uint32_t i = 0; i < nack.n && i < UMPI__NACK_MAX_IDS; i++)
+            named |= nack.ids[i] == x->id;
+        if (!named && (pick == NULL || x->seq < pick->seq))
+            pick = x;
+    }
+    if (pick != NULL) {
+        umpi_debug(1, "cuda: world rank %d could not take the envelope of transfer %u (receive buffer too small): "
+                      "the send completes", from, pick->id);
+        ucp_request_cancel(umpi_ucx.worker, pick->reply_ureq);
+    } else {
+        umpi_debug(1, "cuda: a NACK from world rank %d matches no transfer", from);
+    }
+    return 1;
+}
+
+/* ---- progress ------------------------------------------------------------------------------- */
+
+static unsigned umpi__hook(void)
+{
+    unsigned n = 0;
+    if (umpi__awaiting > 0)
+        n += umpi__poll_nacks();
+    for (umpi__xfer_t *x = umpi__active, *next; x != NULL; x = next) {
+        next = x->next;
+        int changed;
+        do {
+            changed = x->dir == X_SEND ? umpi__advance_send(x) : x->dir == X_RECV ? umpi__advance_recv(x) : 0;
+            n += (unsigned) changed;
+        } while (changed && x->state != X_DONE);
+        if (x->state == X_DONE && x->inflight == 0 && !x->piping)
+            umpi__xfer_free(x);
+    }
+    if (umpi__active == NULL && umpi__hooked) {
+        umpi_progress_unregister(umpi__hook);
+        umpi__hooked = 0;
+    }
+    return n;
+}
+
+void umpi_cuda_p2p_counts(size_t *active)
+{
+    *active = umpi__nactive;
+}
+
+void umpi_cuda_p2p_finalize(void)
+{
+    while (umpi__pulled_head != NULL) {
+        struct umpi__pulled *e = umpi__pulled_head;
+        umpi__pulled_head = e->next;
+        umpi_debug(1, "cuda: a probed message of %zu bytes was never received", e->length);
+        free(e->env);
+        free(e);
+    }
+    umpi__pulled_tail = &umpi__pulled_head;
+    umpi_cuda_pulled_count = 0;
+    if (umpi__nactive != 0)
+        umpi_debug(1, "cuda: %zu device transfer(s) still active at MPI_Finalize", umpi__nactive);
+    size_t mappings = 0, in_use = 0, exports = 0, out = 0, pooled = 0;
+    umpi_cuda_ipc_counts(&mappings, &in_use, &exports);
+    umpi_cuda_stage_counts(&out, &pooled);
+    if (in_use != 0 || out != 0)
+        umpi_log("warning", "cuda: at MPI_Finalize %zu IPC mapping(s) and %zu staging buffer(s) are still in use",
+                 in_use, out);
+    if (umpi_cuda_active)
+        umpi_debug(1, "cuda: at MPI_Finalize: %zu IPC mapping(s) cached, %zu in use; %zu pinned staging buffer(s) "
+                      "pooled, %zu in use; %zu transfer(s) active", mappings, in_use, pooled, out, umpi__nactive);
+    while (umpi__nevents > 0)
+        umpi_cuda_drv.cuEventDestroy(umpi__events[--umpi__nevents]);
+    if (umpi__hooked) {
+        umpi_progress_unregister(umpi__hook);
+        umpi__hooked = 0;
+    }
+    if (umpi_cuda_active)
+        umpi_cuda_copy_finalize();
+}
