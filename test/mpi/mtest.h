@@ -237,6 +237,87 @@ static inline void mt_buf_free(mt_buf_t *b)
     b->h = b->d = NULL;
 }
 
+/* Mirrored buffers, for converting tests with many buffers: mt_malloc gives the test a host
+ * buffer and keeps a mirror of the kind under test; mt_d(p) is what MPI gets for p (also for a
+ * pointer inside it; p itself with host memory or for MPI_IN_PLACE / NULL); mt_put(p) / mt_get(p)
+ * copy the whole buffer p was allocated as to / from its mirror. */
+typedef struct mt_mirror {
+    struct mt_mirror *next;
+    char *h, *d;
+    size_t n;
+} mt_mirror_t;
+static mt_mirror_t *mt_mirrors;
+
+static inline void *mt_malloc(size_t n)
+{
+    mt_mirror_t *m = malloc(sizeof(*m));
+    m->n = n;
+    m->h = calloc(n ? n : 1, 1);
+    m->d = mt_mem_device() ? mt_alloc(n) : m->h;
+    m->next = mt_mirrors;
+    mt_mirrors = m;
+    return m->h;
+}
+
+static inline mt_mirror_t *mt_mirror_of(const void *p)
+{
+    for (mt_mirror_t *m = mt_mirrors; m != NULL; m = m->next)
+        if ((const char *) p >= m->h && (const char *) p <= m->h + m->n)
+            return m;
+    return NULL;
+}
+
+static inline void *mt_d(const void *p)
+{
+    mt_mirror_t *m = p == NULL || p == MPI_IN_PLACE ? NULL : mt_mirror_of(p);
+    return m == NULL ? (void *) p : m->d + ((const char *) p - m->h);
+}
+
+static inline void mt_put(const void *p)
+{
+    mt_mirror_t *m = mt_mirror_of(p);
+    if (m != NULL && m->d != m->h)
+        mt_copy_in(m->d, m->h, m->n);
+}
+
+static inline void mt_get(const void *p)
+{
+    mt_mirror_t *m = mt_mirror_of(p);
+    if (m != NULL && m->d != m->h)
+        mt_copy_out(m->h, m->d, m->n);
+}
+
+/* Every mirrored buffer to / from its mirror (around a call that uses all of them). */
+static inline void mt_put_all(void)
+{
+    for (mt_mirror_t *m = mt_mirrors; m != NULL; m = m->next)
+        if (m->d != m->h)
+            mt_copy_in(m->d, m->h, m->n);
+}
+
+static inline void mt_get_all(void)
+{
+    for (mt_mirror_t *m = mt_mirrors; m != NULL; m = m->next)
+        if (m->d != m->h)
+            mt_copy_out(m->h, m->d, m->n);
+}
+
+static inline void mt_mfree(void *p)
+{
+    for (mt_mirror_t **pp = &mt_mirrors; *pp != NULL; pp = &(*pp)->next) {
+        mt_mirror_t *m = *pp;
+        if (m->h == p) {
+            *pp = m->next;
+            if (m->d != m->h)
+                mt_free(m->d);
+            free(m->h);
+            free(m);
+            return;
+        }
+    }
+    free(p);
+}
+
 /* After MPI_Finalize with test/fakecuda's driver: what the MPI library left behind (its IPC
  * mappings, streams, events, pinned buffers). Returns the number of problems, printed. */
 static inline int mt_mem_leaks(void)
