@@ -70,6 +70,9 @@ static int umpi__init(int required, int *provided)
         return umpi_err_from_status(st, "starting CUDA failed");
     /* point-to-point (src/cuda/p2p.c) and the collectives (src/coll/device.c) carry device buffers */
     umpi_cuda_device_buffers = 1;
+    st = umpi_cuda_p2p_init(pmi.size);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "publishing the device-message threshold failed");
 
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)

@@ -221,4 +221,5 @@ void umpi_cuda_get_state(struct umpi_cuda_state *st)
     *st = umpi__state;
     if (st->mode == NULL)
         st->mode = "auto";
+    st->ipc = umpi_config.cuda_ipc;
 }

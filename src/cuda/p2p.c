@@ -45,16 +45,24 @@
  *   +----------------------+------------------+-----+-----------------------+
  *   |   0xFFFFF (ctrl)     | sender's world   | R   |   transfer id (23)    |
  *   +----------------------+------------------+-----+-----------------------+
- *   R = 1: a reply (DONE, CTS, NACK) of the receiver, whose world rank is in the source field;
- *   R = 0: a chunk of the sender's pipeline. Ids are per sender; NACK uses id 2^23 - 1.
+ *   R = 1: a reply (DONE, CTS) of the receiver, whose world rank is in the source field;
+ *   R = 0: a chunk of the sender's pipeline. Ids are per sender (mod 2^23).
  *
- * Truncation. The receive reports MPI_ERR_TRUNCATE and takes only what fits; the sender always
- * completes. When even the envelope does not fit (a host receive buffer under 136 bytes), the
- * receiver cannot read the transfer id: it sends a NACK naming the envelope's tag and the ids of
- * the transfers from that sender with that tag it matched before and has not answered yet; the
- * sender gives up the oldest of its transfers with that tag not named there (envelopes of one tag
- * between two processes are matched in the order they were sent, and the answers come back in
- * order), and completes it.
+ * Which receives see envelopes. UCX hashes a posted receive by its tag only when its mask compares
+ * every bit; a receive that ignores the envelope bit goes to UCX's wildcard list, which every
+ * incoming message then searches. So only receives that can hold an envelope's message ignore the
+ * bit: on a process that uses CUDA, those whose buffer is longer than its envelope threshold T =
+ * max(UMPI_CUDA_STAGE_THRESH, 136 bytes), which every process publishes at MPI_Init (PMI key
+ * umpi.cuda.env; 0 when it does not use CUDA). A sender sends an envelope only for a message longer
+ * than the receiver's T: a receive that can hold the message ignores the bit and matches it; a
+ * shorter one cannot hold the message anyway (MPI_ERR_TRUNCATE in MPI's terms, but here it does
+ * not match the envelope and waits for another message: the one limit of this design). To a
+ * process without CUDA the message goes whole through a host buffer as an ordinary message.
+ * Receives of T bytes or less, and every receive on a process without CUDA, stay hashed: host
+ * messaging pays nothing for this (measured, README.md).
+ *
+ * Truncation. A receive longer than T but shorter than the message reports MPI_ERR_TRUNCATE and
+ * takes what fits; the sender completes.
  *
  * Progress: UCX callbacks only record what happened; a progress hook, registered while any
  * transfer is active, moves the state machines (copies watched with events, pipelines).
@@ -78,7 +86,6 @@
 #define UMPI__CTRL_CONTEXT ((1u << UMPI_UCX_CONTEXT_BITS) - 1)
 #define UMPI__REPLY_BIT UMPI_UCX_INTERNAL_BIT
 #define UMPI__ID_MASK (((uint32_t) 1 << UMPI_UCX_TAG_BITS) - 1)
-#define UMPI__NACK_ID UMPI__ID_MASK
 _Static_assert(2 * UMPI_CONTEXT_PAIRS <= UMPI__CTRL_CONTEXT, "the control context is no communicator's");
 
 #define UMPI__RTS_MAGIC 0x31706475u /* "udp1" */
@@ -109,17 +116,57 @@ struct umpi__reply {
 };
 _Static_assert(sizeof(struct umpi__reply) == 16, "a reply is 16 bytes on the wire");
 
-/* A NACK: the tag of an envelope that did not fit, and the ids not meant. */
-#define UMPI__NACK_MAX_IDS 64
-struct umpi__nack {
-    uint64_t env_tag;
-    uint32_t n;
-    uint32_t ids[UMPI__NACK_MAX_IDS];
-};
-
 static inline ucp_tag_t umpi__ctrl_tag(int from_world, int reply, uint32_t id)
 {
     return umpi_ucx_send_tag(UMPI__CTRL_CONTEXT, from_world, (int) ((reply ? UMPI__REPLY_BIT : 0) | (id & UMPI__ID_MASK)));
+}
+
+/* ---- envelope thresholds ---------------------------------------------------------------------- */
+
+#define UMPI__ENV_KEY "umpi.cuda.env"
+
+/* This process's T (see above); SIZE_MAX without CUDA, so that no receive ignores the bit. */
+size_t umpi_cuda_envelope_min = SIZE_MAX;
+/* Other processes' T, read from PMI on first use: 0 unknown, SIZE_MAX without CUDA. */
+static size_t *umpi__peer_min;
+static int umpi__npeers;
+
+umpi_status_t umpi_cuda_p2p_init(int world_size)
+{
+    uint64_t t = 0;
+    umpi_cuda_envelope_min = SIZE_MAX;
+    if (umpi_cuda_active) {
+        size_t thresh = umpi_config.cuda_stage_thresh;
+        umpi_cuda_envelope_min = thresh > sizeof(struct umpi__rts) ? thresh : sizeof(struct umpi__rts);
+        t = umpi_cuda_envelope_min;
+    }
+    free(umpi__peer_min);
+    umpi__peer_min = calloc((size_t) world_size, sizeof(*umpi__peer_min));
+    if (umpi__peer_min == NULL) {
+        umpi_status_msg("out of memory for %d envelope thresholds", world_size);
+        return UMPI_ERR_NOMEM;
+    }
+    umpi__npeers = world_size;
+    return umpi_pmi_put(UMPI__ENV_KEY, &t, sizeof(t));
+}
+
+/* The envelope threshold of world rank w (SIZE_MAX: it does not use CUDA, send it no envelope). */
+static size_t umpi__peer_envelope_min(int w)
+{
+    if (w == umpi_global.rank)
+        return umpi_cuda_envelope_min;
+    if (w < 0 || w >= umpi__npeers)
+        return SIZE_MAX;
+    if (umpi__peer_min[w] == 0) {
+        void *v = NULL;
+        size_t len = 0;
+        uint64_t t = 0;
+        if (umpi_pmi_get(w, UMPI__ENV_KEY, &v, &len) == UMPI_OK && len == sizeof(t))
+            memcpy(&t, v, sizeof(t));
+        free(v);
+        umpi__peer_min[w] = t == 0 ? SIZE_MAX : (size_t) t;
+    }
+    return umpi__peer_min[w];
 }
 
 /* ---- transfers -------------------------------------------------------------------------------- */
@@ -132,7 +179,7 @@ struct umpi__chunk_op {
     int used;
 };
 
-enum { X_SEND = 1, X_RECV, X_NACK };
+enum { X_SEND = 1, X_RECV };
 enum {
     S_WAIT_REPLY = 1, /* envelope sent, reply receive posted */
     S_PIPE,           /* CTS came: the pipeline runs */
@@ -184,21 +231,18 @@ struct umpi__xfer {
     size_t bounce_size;
     ucs_status_t match_status;
     ucp_tag_recv_info_t info;
-    int env_unreadable;        /* the envelope was truncated */
+    int env_unreadable;        /* the envelope did not fit (a protocol error) */
     size_t n, msg_len;         /* bytes moved, message length */
     umpi_cuda_ipc_ref_t *ref;
     unsigned chunks_left;
-    struct umpi__nack *nack;
 };
 
-/* Active transfers, oldest first: the hook handles them in the order their receives matched,
- * which the NACK rule relies on. */
+/* Active transfers, oldest first: the hook handles them in the order they started. */
 static umpi__xfer_t *umpi__active, *umpi__tail;
 static size_t umpi__nactive;
 static int umpi__hooked;
 static unsigned long umpi__seq;
 static uint32_t umpi__next_id;
-static int umpi__awaiting; /* sends waiting for their first reply (NACKs are polled then) */
 
 /* Events for copies, kept for reuse. */
 #define UMPI__EVENTS_KEEP 64
@@ -273,7 +317,6 @@ static void umpi__xfer_free(umpi__xfer_t *x)
         umpi_cuda_ipc_release(x->ref);
     free(x->bounce);
     free(x->staging);
-    free(x->nack);
     free(x);
 }
 
@@ -553,7 +596,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     x->src = src;
     x->bytes = bytes;
     x->device = device;
-    x->id = umpi__next_id++ % UMPI__NACK_ID;
+    x->id = umpi__next_id++ & UMPI__ID_MASK;
     x->rts.magic = UMPI__RTS_MAGIC;
     x->rts.id = x->id;
     x->rts.sender = umpi_global.rank;
@@ -614,7 +657,6 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     if (!x->reply_arrived)
         x->reply_ureq = sp;
     x->state = S_WAIT_REPLY;
-    umpi__awaiting++;
     ucp_request_param_t ep_ = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb.send = umpi__cb_envelope_sent,
@@ -653,10 +695,15 @@ int umpi_cuda_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_
         return umpi_err_from_status(st, "sending from device memory");
     if (req != NULL)
         req->error = MPI_SUCCESS;
-    /* An envelope is sent only for messages longer than itself: a receive able to hold the message
-     * then holds its envelope too, whatever UMPI_CUDA_STAGE_THRESH says. */
-    if (!dt->contig || bytes <= umpi_config.cuda_stage_thresh || bytes <= sizeof(struct umpi__rts))
+    /* An envelope only for a message longer than both ends' thresholds: the receives that can hold
+     * it are the ones that match envelopes (see the top of this file). */
+    size_t peer = umpi__peer_envelope_min(world);
+    if (!dt->contig || bytes <= umpi_cuda_envelope_min || bytes <= peer) {
+        if (peer == SIZE_MAX && dt->contig && bytes > umpi_cuda_envelope_min)
+            umpi_cuda_slow_path(UMPI_CUDA_STAT_pipe_fallback, "cuda: %zu bytes to world rank %d whole through host "
+                                "memory: that process does not use CUDA", bytes, world);
         return umpi__send_staged(buf, count, dt, bytes, world, utag, mode, req);
+    }
     return umpi__send_envelope((const char *) buf + dt->true_lb, bytes, device, world, utag, comm, req);
 }
 
@@ -667,10 +714,8 @@ static int umpi__advance_send(umpi__xfer_t *x)
     case S_WAIT_REPLY:
         if (!x->reply_arrived)
             return 0;
-        umpi__awaiting--;
         if (x->reply_status == UCS_ERR_CANCELED) {
-            /* NACKed (the receive buffer could not hold the envelope), or cancelled after an error */
-            x->state = S_FINISH;
+            x->state = S_FINISH; /* cancelled after the envelope could not be sent */
         } else if (x->reply_status != UCS_OK) {
             umpi__fail(x, UMPI_ERR_TRANSPORT, "waiting for the receiver's reply: %s",
                        ucs_status_string(x->reply_status));
@@ -771,6 +816,8 @@ int umpi_cuda_p2p_irecv(umpi_request_t *r, size_t bytes, int device)
     }
     ucp_tag_t tag, mask;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
+    if (bytes > umpi_cuda_envelope_min)
+        mask &= ~UMPI_CUDA_ENVELOPE_BIT;
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
         .cb.recv = umpi__cb_device_recv,
@@ -817,26 +864,6 @@ void umpi_cuda_p2p_envelope(umpi_request_t *r, ucs_status_t st, const ucp_tag_re
     x->state = R_MATCHED;
     if (umpi__activate(x) != UMPI_OK)
         umpi__fail(x, UMPI_ERR_INTERN, "%s", umpi_status_last_msg());
-}
-
-/* The sender's envelope did not fit the receive buffer: tell it which transfer to give up. */
-static void umpi__nack(umpi__xfer_t *x, int sender_world)
-{
-    x->nack = calloc(1, sizeof(*x->nack));
-    if (x->nack == NULL) {
-        umpi__fail(x, UMPI_ERR_NOMEM, "out of memory answering a truncated envelope");
-        return;
-    }
-    x->nack->env_tag = x->info.sender_tag;
-    for (umpi__xfer_t *y = umpi__active; y != NULL && x->nack->n < UMPI__NACK_MAX_IDS; y = y->next)
-        if (y != x && y->dir == X_RECV && y->peer == sender_world && y->env_tag == x->info.sender_tag &&
-            y->state != R_POSTED && y->state != R_MATCHED && !y->replied)
-            x->nack->ids[x->nack->n++] = y->id;
-    x->peer = sender_world;
-    size_t len = offsetof(struct umpi__nack, ids) + x->nack->n * sizeof(uint32_t);
-    umpi_status_t st = umpi__ctrl_send(x, sender_world, x->nack, len, umpi__ctrl_tag(umpi_global.rank, 1, UMPI__NACK_ID));
-    if (st != UMPI_OK)
-        umpi__fail(x, st, "answering a truncated envelope: %s", umpi_status_last_msg());
 }
 
 /* Data in place (in dst): the final unpack when the user's type is not contiguous. */
@@ -969,14 +996,10 @@ static void umpi__recv_matched(umpi__xfer_t *x)
     x->env_tag = x->info.sender_tag;
     if (umpi_cuda_is_envelope(x->info.sender_tag)) {
         if (x->env_unreadable || st != UCS_OK) {
-            int from = r != NULL ? umpi_comm_to_world(r->comm, umpi_ucx_tag_source(x->info.sender_tag)) : -1;
-            umpi_cuda_slow_path(UMPI_CUDA_STAT_envelope_truncated,
-                                "cuda: the envelope of a device message from world rank %d does not fit the "
-                                "%zu-byte receive buffer", from, x->cap);
+            /* cannot happen: only receives longer than the envelope threshold see envelopes */
+            umpi__fail(x, UMPI_ERR_INTERN, "an envelope did not fit a %zu-byte receive buffer", x->cap);
             umpi__recv_status(x, x->info.sender_tag, x->cap);
-            umpi__complete(x, UCS_ERR_MESSAGE_TRUNCATED);
-            if (from >= 0)
-                umpi__nack(x, from);
+            umpi__complete(x, UCS_OK);
             return;
         }
         if (x->bounce != NULL)
@@ -1179,7 +1202,7 @@ static int umpi__tag_matches(ucp_tag_t t, uint32_t context, int source, int tag)
 {
     ucp_tag_t want, mask;
     umpi_ucx_recv_tag(context, source, tag, &want, &mask);
-    return ((t ^ want) & mask) == 0;
+    return ((t ^ want) & mask & ~UMPI_CUDA_ENVELOPE_BIT) == 0;
 }
 
 int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_tag_t *sender_tag, size_t *length,
@@ -1241,50 +1264,11 @@ umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_ta
     }
 }
 
-/* ---- NACKs (sender side) -------------------------------------------------------------------- */
-
-static unsigned umpi__poll_nacks(void)
-{
-    ucp_tag_recv_info_t info;
-    ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, umpi__ctrl_tag(0, 1, UMPI__NACK_ID),
-                                           ~UMPI_UCX_SOURCE_MASK, 1, &info);
-    if (m == NULL)
-        return 0;
-    struct umpi__nack nack;
-    memset(&nack, 0, sizeof(nack));
-    if (info.length > sizeof(nack) || umpi__msg_recv_now(&nack, info.length, m) != UMPI_OK) {
-        umpi_debug(1, "cuda: a NACK of %zu bytes could not be read", info.length);
-        return 1;
-    }
-    int from = umpi_ucx_tag_source(info.sender_tag);
-    umpi__xfer_t *pick = NULL;
-    for (umpi__xfer_t *x = umpi__active; x != NULL; x = x->next) {
-        if (x->dir != X_SEND || x->peer != from || x->env_tag != nack.env_tag || x->state != S_WAIT_REPLY ||
-            x->reply_arrived || x->reply_ureq == NULL)
-            continue;
-        int named = 0;
-        for (uint32_t i = 0; i < nack.n && i < UMPI__NACK_MAX_IDS; i++)
-            named |= nack.ids[i] == x->id;
-        if (!named && (pick == NULL || x->seq < pick->seq))
-            pick = x;
-    }
-    if (pick != NULL) {
-        umpi_debug(1, "cuda: world rank %d could not take the envelope of transfer %u (receive buffer too small): "
-                      "the send completes", from, pick->id);
-        ucp_request_cancel(umpi_ucx.worker, pick->reply_ureq);
-    } else {
-        umpi_debug(1, "cuda: a NACK from world rank %d matches no transfer", from);
-    }
-    return 1;
-}
-
 /* ---- progress ------------------------------------------------------------------------------- */
 
 static unsigned umpi__hook(void)
 {
     unsigned n = 0;
-    if (umpi__awaiting > 0)
-        n += umpi__poll_nacks();
     for (umpi__xfer_t *x = umpi__active, *next; x != NULL; x = next) {
         next = x->next;
         int changed;
@@ -1309,6 +1293,10 @@ void umpi_cuda_p2p_counts(size_t *active)
 
 void umpi_cuda_p2p_finalize(void)
 {
+    free(umpi__peer_min);
+    umpi__peer_min = NULL;
+    umpi__npeers = 0;
+    umpi_cuda_envelope_min = SIZE_MAX;
     while (umpi__pulled_head != NULL) {
         struct umpi__pulled *e = umpi__pulled_head;
         umpi__pulled_head = e->next;

@@ -35,6 +35,7 @@ struct umpi_cuda_state {
     int devices;           /* cuDeviceGetCount, or 0 */
     int active;            /* umpi_cuda_active */
     char why[256];         /* why CUDA is not active (or what was found when it is) */
+    int ipc;               /* UMPI_CUDA_IPC: device messages within a node may use CUDA IPC */
 };
 
 /*
@@ -79,11 +80,10 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     /* point-to-point and collectives on device buffers (p2p.c, copy.c) */                         \
     X(ipc_transfers, "device messages copied by the receiver straight from the sender's GPU memory (CUDA IPC)") \
     X(self_copies, "device messages to the own process copied directly on the GPU")                 \
-    X(pipe_fallback, "large device messages sent through the pipeline, not IPC (reason at UMPI_DEBUG=1)") \
+    X(pipe_fallback, "large device messages sent through the pipeline or whole through host memory, not IPC (reason at UMPI_DEBUG=1)") \
     X(dtype_staged, "non-contiguous device buffers packed or unpacked block by block through host memory (no GPU pack kernels yet)") \
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
-    X(reduce_staged, "reductions on device buffers computed on the CPU (no GPU reduction kernels yet)") \
-    X(envelope_truncated, "device-message envelopes that did not fit the receive buffer (MPI_ERR_TRUNCATE)")
+    X(reduce_staged, "reductions on device buffers computed on the CPU (no GPU reduction kernels yet)")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,
@@ -184,8 +184,23 @@ static inline umpi_status_t umpi_cuda_classify(const void *ptr, size_t len, stru
     return umpi_cuda_classify_slow(ptr, len, info);
 }
 
+/* The granule cache alone: 1 when ptr's 2 MiB granule is known to be host memory (then so is any
+ * buffer starting there), 0 when the full classification must answer. For the hot paths of a GPU
+ * machine (point-to-point on host buffers): one load and one compare, no description filled. */
+static inline int umpi_cuda_known_host(const void *ptr)
+{
+    uintptr_t p = (uintptr_t) ptr;
+    uint64_t key = umpi_cuda_host_key(p, __atomic_load_n(&umpi_cuda_host_epoch, __ATOMIC_RELAXED));
+    unsigned slot = (unsigned) (p >> UMPI_CUDA_GRANULE_SHIFT) & (UMPI_CUDA_HOST_SLOTS - 1);
+    if (umpi_likely(__atomic_load_n(&umpi_cuda_host_slots[slot], __ATOMIC_RELAXED) == key)) {
+        umpi_cuda_stat_hot(UMPI_CUDA_STAT_host_hits);
+        return 1;
+    }
+    return 0;
+}
+
 /**
- * For CUDA IPC (next step): asks the driver for the buffer id of info's range again and says whether
+ * For CUDA IPC: asks the driver for the buffer id of info's range again and says whether
  * it is still the allocation that was classified (1), or was freed and reused (0: the cache entry is
  * dropped and info refreshed). Classification never does this; an IPC handle must.
  */

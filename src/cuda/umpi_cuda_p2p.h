@@ -13,9 +13,17 @@
 
 /* The envelope of a large device message (the device protocol's request to send) carries this
  * bit in its point-to-point tag: the tag layout's internal bit, which no other traffic on a
- * point-to-point context sets. Receives ignore it when matching (umpi_ucx_recv_tag), so an
- * envelope matches exactly the receives its message would, and the completion tells them apart. */
+ * point-to-point context sets. Receives whose buffer is longer than umpi_cuda_envelope_min ignore
+ * it when matching (only those: p2p.c says why), so an envelope matches the receives that can
+ * hold its message, and the completion's sender tag tells the two apart. */
 #define UMPI_CUDA_ENVELOPE_BIT UMPI_UCX_INTERNAL_BIT
+
+/* This process's envelope threshold: SIZE_MAX when it does not use CUDA (no receive ignores the
+ * bit), else max(UMPI_CUDA_STAGE_THRESH, the envelope's size). */
+extern size_t umpi_cuda_envelope_min;
+
+/* At MPI_Init, before the fence: publishes this process's threshold (PMI key umpi.cuda.env). */
+umpi_status_t umpi_cuda_p2p_init(int world_size);
 
 static inline int umpi_cuda_is_envelope(ucp_tag_t sender_tag)
 {

@@ -76,12 +76,42 @@ static int umpi__take_held(umpi_request_t *r)
     return 1;
 }
 
+/* Posts r's receive into its (host) buffer; env_bit: UMPI_CUDA_ENVELOPE_BIT when the receive can
+ * hold a device message (then it matches envelopes too), else 0. */
+static inline __attribute__((always_inline)) int umpi__post_recv(umpi_request_t *r, size_t bytes, ucp_tag_t env_bit)
+{
+    void *data, *ucx_req;
+    ucp_tag_t tag, mask;
+    size_t len;
+    ucp_datatype_t udt;
+    int err = umpi__recv_target(r, bytes, &data, &len, &udt);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
+    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
+    umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask & ~env_bit, r, &ucx_req);
+    if (umpi_unlikely(st != UMPI_OK))
+        return umpi__recv_error(st, r->peer);
+    if (r->done && r->slow_done)
+        umpi_p2p_complete_slow(r);
+    return MPI_SUCCESS;
+}
+
+/* A receive on a process that uses CUDA (src/cuda/p2p.c): a message a probe holds, a device
+ * buffer, or a host buffer that can hold a device message and so matches envelopes too. Out of
+ * line: host-only processes never come here. */
+static __attribute__((noinline)) int umpi__irecv_start_gpu(umpi_request_t *r, size_t bytes)
+{
+    int dev, err;
+    if (umpi_cuda_pulled_count && umpi__take_held(r))
+        return umpi__matched_recv(r, bytes);
+    if (umpi__recv_on_device(r->buf, r->dt, bytes, &dev, &err) || err != MPI_SUCCESS)
+        return err != MPI_SUCCESS ? err : umpi_cuda_p2p_irecv(r, bytes, dev);
+    return umpi__post_recv(r, bytes, bytes > umpi_cuda_envelope_min ? UMPI_CUDA_ENVELOPE_BIT : 0);
+}
+
 int umpi_p2p_irecv_start(umpi_request_t *r)
 {
     size_t bytes;
-    void *data, *ucx_req;
-    ucp_tag_t tag, mask;
-
     int err = umpi_p2p_bytes(r->count, r->dt, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
         return err;
@@ -90,23 +120,10 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    if (umpi_unlikely(umpi_cuda_pulled_count) && umpi__take_held(r))
-        return umpi__matched_recv(r, bytes);
-    int dev;
-    if (umpi_unlikely(umpi_cuda_active) && (umpi__recv_on_device(r->buf, r->dt, bytes, &dev, &err) || err))
-        return err != MPI_SUCCESS ? err : umpi_cuda_p2p_irecv(r, bytes, dev);
-    size_t len;
-    ucp_datatype_t udt;
-    err = umpi__recv_target(r, bytes, &data, &len, &udt);
-    if (umpi_unlikely(err != MPI_SUCCESS))
-        return err;
-    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask, r, &ucx_req);
-    if (umpi_unlikely(st != UMPI_OK))
-        return umpi__recv_error(st, r->peer);
-    if (r->done && r->slow_done)
-        umpi_p2p_complete_slow(r);
-    return MPI_SUCCESS;
+    if (umpi_unlikely(umpi_cuda_active) &&
+        (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min || !umpi_cuda_known_host((const char *) r->buf + r->dt->true_lb)))
+        return umpi__irecv_start_gpu(r, bytes); /* the GPU machine's cases (src/cuda/p2p.c) */
+    return umpi__post_recv(r, bytes, 0);
 }
 
 int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
@@ -155,6 +172,17 @@ static int umpi__recv_with_request(void *buf, MPI_Count count, umpi_dtype_t *dt,
     return umpi_p2p_request_complete(r, &h, status);
 }
 
+/* MPI_Recv on a process that uses CUDA: MPI_SUCCESS when the receive needs a request (a message a
+ * probe holds, a device buffer, a buffer that can hold a device message and so may meet its
+ * envelope), an MPI error code when the buffer cannot be classified, -1 for the fast path. */
+static __attribute__((noinline)) int umpi__recv_gpu_kind(const void *buf, const umpi_dtype_t *dt, size_t bytes)
+{
+    int dev, err;
+    if (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min || umpi__recv_on_device(buf, dt, bytes, &dev, &err))
+        return MPI_SUCCESS;
+    return err != MPI_SUCCESS ? err : -1;
+}
+
 int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
                    umpi_comm_t *comm_ptr, MPI_Status *status)
 {
@@ -167,20 +195,23 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
         return MPI_SUCCESS;
     }
     umpi_lock();
-    if (umpi_unlikely(!datatype_ptr->contig || umpi_cuda_pulled_count)) {
-        /* non-contiguous types; messages held by a probe (src/cuda/p2p.c) */
+    if (umpi_unlikely(!datatype_ptr->contig)) {
         err = umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status);
         goto out;
     }
     err = umpi_p2p_bytes(count, datatype_ptr, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
         goto out;
-    int dev;
-    if (umpi_unlikely(umpi_cuda_active) && (umpi__recv_on_device(buf, datatype_ptr, bytes, &dev, &err) || err)) {
-        /* a device receive buffer (src/cuda/p2p.c) */
-        if (err == MPI_SUCCESS)
-            err = umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status);
-        goto out;
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+                                             !umpi_cuda_known_host((const char *) buf + datatype_ptr->true_lb))) {
+        /* a GPU machine: held messages, device buffers and receives that may meet a device message's
+         * envelope take a request (src/cuda/p2p.c) */
+        int kind = umpi__recv_gpu_kind(buf, datatype_ptr, bytes);
+        if (kind >= 0) {
+            err = kind == MPI_SUCCESS ? umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status)
+                                      : kind;
+            goto out;
+        }
     }
 
     /* Contiguous: no MPI request; UCX completes into w on this stack. */
@@ -198,25 +229,6 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
     }
     ucs_status_t s = w.status;
     ucp_tag_recv_info_t info = w.info;
-    if (umpi_unlikely((s == UCS_OK || s == UCS_ERR_MESSAGE_TRUNCATED) && umpi_cuda_is_envelope(info.sender_tag))) {
-        /* a device message's envelope: its protocol moves the data (src/cuda/p2p.c) */
-        umpi_request_t *r = umpi_request_alloc(UMPI_REQ_RECV, comm_ptr);
-        if (r == NULL) {
-            err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a request");
-            goto out;
-        }
-        r->buf = buf;
-        r->count = count;
-        r->dt = datatype_ptr;
-        umpi_dtype_retain(datatype_ptr);
-        r->peer = source;
-        r->tag = tag;
-        umpi_cuda_p2p_envelope(r, s, &info);
-        umpi_progress_wait(&r->done);
-        MPI_Request h = r->handle;
-        err = umpi_p2p_request_complete(r, &h, status);
-        goto out;
-    }
     if (umpi_likely(s == UCS_OK)) {
         umpi__status_from_info(status, &info);
     } else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
@@ -240,6 +252,8 @@ static ucp_tag_message_h umpi__probe(int source, int tag, umpi_comm_t *comm, int
 {
     ucp_tag_t utag, mask;
     umpi_ucx_recv_tag(comm->context_id, source, tag, &utag, &mask);
+    if (umpi_unlikely(umpi_cuda_envelope_min != SIZE_MAX))
+        mask &= ~UMPI_CUDA_ENVELOPE_BIT; /* probes see device messages' envelopes */
     return ucp_tag_probe_nb(umpi_ucx.worker, utag, mask, remove, info);
 }
 

@@ -31,6 +31,7 @@
  *   FAKECUDA_DELAY=N     queries answering NOT_READY before a queued copy runs (default 2)
  *   FAKECUDA_IPC=ok|noget|noopen   cuIpcGetMemHandle or cuIpcOpenMemHandle fails (default ok)
  *   FAKECUDA_DEVICES=N   devices reported (default 1)
+ *   FAKECUDA_VA_GB=N     the device address range reserved, in GiB (default 64; less under valgrind)
  *   FAKECUDA_REPORT=1    print what is still allocated when the process exits
  *
  * fakecuda_counts() (not a driver function) tells tests what is live, to check for leaks.
@@ -62,8 +63,8 @@ enum {
 
 /* ---- state ------------------------------------------------------------------------------------ */
 
-#define VA_SIZE ((size_t) 64 << 30)
 #define PAGE ((size_t) 4096)
+static size_t VA_SIZE = (size_t) 64 << 30; /* FAKECUDA_VA_GB */
 
 enum { K_DEVICE, K_POOL, K_IMPORT, K_MANAGED, K_PINNED, K_REGISTERED };
 
@@ -191,6 +192,7 @@ EXPORT CUresult cuInit(unsigned int flags)
     (void) flags;
     pthread_mutex_lock(&lock);
     if (!initialized) {
+        VA_SIZE = (size_t) atoi(env("FAKECUDA_VA_GB", "64")) << 30;
         void *p = mmap(NULL, VA_SIZE + ((size_t) 2 << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                        -1, 0);
         if (p == MAP_FAILED) {

@@ -14,9 +14,10 @@
  *   +----------------------+----------------------+----+--------------------------------+
  *   I: internal bit, set only by umpi's own protocols. On a collective context (odd id) it marks
  *      internal traffic, which MPI receives never see. On a point-to-point context (even id) it
- *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): receives do not
- *      compare it (umpi_ucx_recv_tag), so an envelope matches what its message would, and the
- *      completion's sender tag tells the two apart.
+ *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): on a process that
+ *      uses CUDA, receives longer than the envelope threshold (and probes) clear it from their
+ *      mask, so that an envelope matches what its message would; all other receives compare it
+ *      (UCX hashes only receives whose mask is full).
  *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
  */
 #ifndef UMPI_UCX_H
@@ -83,9 +84,7 @@ static inline void umpi_ucx_recv_tag(uint32_t context_id, int source, int tag, u
                                      ucp_tag_t *mask)
 {
     ucp_tag_t t = (ucp_tag_t) context_id << UMPI_UCX_CONTEXT_SHIFT;
-    /* I is not compared: on a point-to-point context it marks the envelope of a device message
-     * (src/cuda/p2p.c), which must match the receives its message would */
-    ucp_tag_t m = ~UMPI_UCX_INTERNAL_BIT;
+    ucp_tag_t m = ~(ucp_tag_t) 0;
     if (source == MPI_ANY_SOURCE)
         m &= ~UMPI_UCX_SOURCE_MASK;
     else
