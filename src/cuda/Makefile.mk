@@ -13,7 +13,9 @@ libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda_copy.h \
 	src/cuda/copy.c \
 	src/cuda/umpi_cuda_p2p.h \
-	src/cuda/p2p.c
+	src/cuda/umpi_cuda_p2p_wire.h \
+	src/cuda/p2p.c \
+	src/cuda/p2p_probe.c
 
 # MPIX_Query_cuda_support is written by hand (not from the MPI standard's list), so is its page.
 dist_man3_MANS = man/man3/MPIX_Query_cuda_support.3

@@ -68,11 +68,11 @@
  * transfer is active, moves the state machines (copies watched with events, pipelines).
  */
 #include "cuda/umpi_cuda_p2p.h"
-#include "core/umpi_context.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "cuda/umpi_cuda_ipc.h"
+#include "cuda/umpi_cuda_p2p_wire.h"
 #include "cuda/umpi_cuda_pipe.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
@@ -80,46 +80,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- wire formats ----------------------------------------------------------------------------- */
-
-#define UMPI__CTRL_CONTEXT ((1u << UMPI_UCX_CONTEXT_BITS) - 1)
-#define UMPI__REPLY_BIT UMPI_UCX_INTERNAL_BIT
-#define UMPI__ID_MASK (((uint32_t) 1 << UMPI_UCX_TAG_BITS) - 1)
-_Static_assert(2 * UMPI_CONTEXT_PAIRS <= UMPI__CTRL_CONTEXT, "the control context is no communicator's");
-
-#define UMPI__RTS_MAGIC 0x31706475u /* "udp1" */
-enum { UMPI__RTS_SELF = 1, UMPI__RTS_IPC = 2, UMPI__RTS_PIPE = 3 };
-
-/* The envelope (little-endian; both ends run the same build):
- *   0      4      6      8      12       16      24      32                         136
- *   | magic| kind | pad  | id   | sender | bytes | chunk | IPC descriptor (104)      |      */
-struct umpi__rts {
-    uint32_t magic;
-    uint16_t kind;     /* SELF, IPC, PIPE */
-    uint16_t pad;
-    uint32_t id;       /* the sender's transfer id */
-    int32_t sender;    /* the sender's world rank */
-    uint64_t bytes;    /* the message's length */
-    uint64_t chunk;    /* PIPE: bytes per chunk */
-    struct umpi_cuda_ipc_desc desc; /* IPC: the buffer; SELF: desc.base is the sender's pointer */
-};
-_Static_assert(sizeof(struct umpi__rts) == 136, "the envelope is 136 bytes on the wire");
-
-/* A reply: DONE (the data is in place; the sender may complete) or CTS (send `bytes` through the
- * pipeline; fewer than the message when it is truncated). */
-enum { UMPI__REPLY_DONE = 1, UMPI__REPLY_CTS = 2 };
-struct umpi__reply {
-    uint32_t kind;
-    uint32_t pad;
-    uint64_t bytes;
-};
-_Static_assert(sizeof(struct umpi__reply) == 16, "a reply is 16 bytes on the wire");
-
-static inline ucp_tag_t umpi__ctrl_tag(int from_world, int reply, uint32_t id)
-{
-    return umpi_ucx_send_tag(UMPI__CTRL_CONTEXT, from_world, (int) ((reply ? UMPI__REPLY_BIT : 0) | (id & UMPI__ID_MASK)));
-}
 
 /* ---- envelope thresholds ---------------------------------------------------------------------- */
 
@@ -137,7 +97,7 @@ umpi_status_t umpi_cuda_p2p_init(int world_size)
     umpi_cuda_envelope_min = SIZE_MAX;
     if (umpi_cuda_active) {
         size_t thresh = umpi_config.cuda_stage_thresh;
-        umpi_cuda_envelope_min = thresh > sizeof(struct umpi__rts) ? thresh : sizeof(struct umpi__rts);
+        umpi_cuda_envelope_min = thresh > sizeof(struct umpi_cuda_rts) ? thresh : sizeof(struct umpi_cuda_rts);
         t = umpi_cuda_envelope_min;
     }
     free(umpi__peer_min);
@@ -204,8 +164,8 @@ struct umpi__xfer {
     char why[256];
     unsigned inflight;         /* UCX operations of this transfer not completed */
     ucp_tag_t env_tag;         /* the envelope's tag (sent, or matched) */
-    struct umpi__rts rts;
-    struct umpi__reply reply;  /* sender: the one received; receiver: the one sent */
+    struct umpi_cuda_rts rts;
+    struct umpi_cuda_reply reply;  /* sender: the one received; receiver: the one sent */
     int replied;               /* receiver: the first reply has gone */
     CUevent ev;
     /* sender */
@@ -401,7 +361,8 @@ static void umpi__reply(umpi__xfer_t *x, uint32_t kind, uint64_t bytes)
     x->reply.kind = kind;
     x->reply.bytes = bytes;
     x->replied = 1;
-    umpi_status_t st = umpi__ctrl_send(x, x->peer, &x->reply, sizeof(x->reply), umpi__ctrl_tag(umpi_global.rank, 1, x->id));
+    umpi_status_t st = umpi__ctrl_send(x, x->peer, &x->reply, sizeof(x->reply),
+                                       umpi_cuda_ctrl_tag(umpi_global.rank, 1, x->id));
     if (st != UMPI_OK)
         umpi__fail(x, st, "replying to the sender: %s", umpi_status_last_msg());
 }
@@ -444,7 +405,8 @@ static void umpi__cb_chunk_recv(void *ureq, ucs_status_t st, const ucp_tag_recv_
     (void) info;
     op->used = 0;
     x->inflight--;
-    umpi_cuda_pipe_net_done(&x->pipe, op->chunk, st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk receive"));
+    umpi_cuda_pipe_net_done(&x->pipe, op->chunk,
+                            st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk receive"));
     ucp_request_free(ureq);
 }
 
@@ -460,7 +422,10 @@ static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, u
         return UMPI_ERR_INTERN;
     }
     *op = (struct umpi__chunk_op){ x, chunk, 1 };
-    ucp_request_param_t prm = { .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA, .user_data = op };
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .user_data = op,
+    };
     ucs_status_ptr_t sp;
     if (p->dir == UMPI_CUDA_PIPE_SEND) {
         ucp_ep_h ep;
@@ -470,10 +435,10 @@ static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, u
             return st;
         }
         prm.cb.send = umpi__cb_chunk_send;
-        sp = ucp_tag_send_nbx(ep, host, len, umpi__ctrl_tag(umpi_global.rank, 0, x->id), &prm);
+        sp = ucp_tag_send_nbx(ep, host, len, umpi_cuda_ctrl_tag(umpi_global.rank, 0, x->id), &prm);
     } else {
         prm.cb.recv = umpi__cb_chunk_recv;
-        sp = ucp_tag_recv_nbx(umpi_ucx.worker, host, len, umpi__ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
+        sp = ucp_tag_recv_nbx(umpi_ucx.worker, host, len, umpi_cuda_ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
     }
     if (UCS_PTR_IS_ERR(sp)) {
         op->used = 0;
@@ -512,8 +477,8 @@ static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chu
     };
     for (size_t off = 0; off < n; off += chunk) {
         size_t len = n - off < chunk ? n - off : chunk;
-        ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->dst + off, len, umpi__ctrl_tag(x->peer, 0, x->id),
-                                               ~(ucp_tag_t) 0, &prm);
+        ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->dst + off, len,
+                                               umpi_cuda_ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
         if (UCS_PTR_IS_ERR(sp))
             return umpi_ucx_status(UCS_PTR_STATUS(sp), "posting a pipeline chunk receive");
         if (sp != NULL) {
@@ -596,8 +561,8 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     x->src = src;
     x->bytes = bytes;
     x->device = device;
-    x->id = umpi__next_id++ & UMPI__ID_MASK;
-    x->rts.magic = UMPI__RTS_MAGIC;
+    x->id = umpi__next_id++ & UMPI_CUDA_ID_MASK;
+    x->rts.magic = UMPI_CUDA_RTS_MAGIC;
     x->rts.id = x->id;
     x->rts.sender = umpi_global.rank;
     x->rts.bytes = bytes;
@@ -607,7 +572,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     umpi_status_t st = UMPI_OK;
     int usable = 0;
     if (world == umpi_global.rank) {
-        x->rts.kind = UMPI__RTS_SELF;
+        x->rts.kind = UMPI_CUDA_RTS_SELF;
         x->rts.desc.base = (uint64_t) (uintptr_t) src;
         x->rts.desc.size = bytes;
     } else if (!umpi_config.cuda_ipc) {
@@ -619,15 +584,15 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     } else {
         st = umpi_cuda_ipc_export(src, bytes, &x->rts.desc, &usable);
         if (st == UMPI_OK && usable)
-            x->rts.kind = UMPI__RTS_IPC;
+            x->rts.kind = UMPI_CUDA_RTS_IPC;
         else if (st == UMPI_OK)
             umpi_cuda_slow_path(UMPI_CUDA_STAT_pipe_fallback, "cuda: %zu bytes to world rank %d through the pipeline: "
                                 "CUDA IPC cannot carry the buffer (ipc_fallback says why)", bytes, world);
     }
     if (x->rts.kind == 0)
-        x->rts.kind = UMPI__RTS_PIPE;
+        x->rts.kind = UMPI_CUDA_RTS_PIPE;
     umpi_debug(3, "cuda: %zu bytes from device memory to world rank %d: envelope %s, transfer %u", bytes, world,
-               x->rts.kind == UMPI__RTS_SELF ? "SELF" : x->rts.kind == UMPI__RTS_IPC ? "IPC" : "PIPE", x->id);
+               x->rts.kind == UMPI_CUDA_RTS_SELF ? "SELF" : x->rts.kind == UMPI_CUDA_RTS_IPC ? "IPC" : "PIPE", x->id);
 
     ucp_ep_h ep;
     if (st == UMPI_OK)
@@ -646,7 +611,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     };
     x->inflight++;
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, &x->reply, sizeof(x->reply),
-                                           umpi__ctrl_tag(world, 1, x->id), ~(ucp_tag_t) 0, &rp);
+                                           umpi_cuda_ctrl_tag(world, 1, x->id), ~(ucp_tag_t) 0, &rp);
     if (UCS_PTR_IS_ERR(sp)) {
         free(x);
         if (blocking)
@@ -720,7 +685,7 @@ static int umpi__advance_send(umpi__xfer_t *x)
             umpi__fail(x, UMPI_ERR_TRANSPORT, "waiting for the receiver's reply: %s",
                        ucs_status_string(x->reply_status));
             x->state = S_FINISH;
-        } else if (x->reply.kind == UMPI__REPLY_CTS) {
+        } else if (x->reply.kind == UMPI_CUDA_REPLY_CTS) {
             size_t n = x->reply.bytes < x->bytes ? (size_t) x->reply.bytes : x->bytes;
             x->state = S_FINISH;
             if (n > 0) {
@@ -735,7 +700,7 @@ static int umpi__advance_send(umpi__xfer_t *x)
                     x->state = S_PIPE;
                 }
             }
-        } else if (x->reply.kind != UMPI__REPLY_DONE) {
+        } else if (x->reply.kind != UMPI_CUDA_REPLY_DONE) {
             umpi__fail(x, UMPI_ERR_INTERN, "a reply of unknown kind %u", x->reply.kind);
             x->state = S_FINISH;
         } else {
@@ -795,7 +760,7 @@ static void umpi__cb_device_recv(void *ureq, ucs_status_t st, const ucp_tag_recv
 /* Where a message for a receive on device memory lands: a host bounce that also holds an envelope. */
 static umpi_status_t umpi__bounce(umpi__xfer_t *x, size_t bytes)
 {
-    x->bounce_size = bytes > sizeof(struct umpi__rts) ? bytes : sizeof(struct umpi__rts);
+    x->bounce_size = bytes > sizeof(struct umpi_cuda_rts) ? bytes : sizeof(struct umpi_cuda_rts);
     x->bounce = malloc(x->bounce_size);
     if (x->bounce == NULL) {
         umpi_status_msg("out of memory for a %zu-byte receive bounce", x->bounce_size);
@@ -885,8 +850,8 @@ static void umpi__recv_finish(umpi__xfer_t *x)
 /* Starts moving the data an envelope announced. */
 static void umpi__recv_protocol(umpi__xfer_t *x)
 {
-    const struct umpi__rts *e = &x->rts;
-    if (e->magic != UMPI__RTS_MAGIC || e->kind < UMPI__RTS_SELF || e->kind > UMPI__RTS_PIPE) {
+    const struct umpi_cuda_rts *e = &x->rts;
+    if (e->magic != UMPI_CUDA_RTS_MAGIC || e->kind < UMPI_CUDA_RTS_SELF || e->kind > UMPI_CUDA_RTS_PIPE) {
         umpi__fail(x, UMPI_ERR_INTERN, "a device-message envelope with magic %#x kind %u: not from this umpi",
                    e->magic, e->kind);
         umpi__recv_status(x, x->env_tag, 0);
@@ -916,25 +881,25 @@ static void umpi__recv_protocol(umpi__xfer_t *x)
         umpi__fail(x, st, "%s", umpi_status_last_msg());
         x->n = 0;
     }
-    if (x->n == 0 && e->kind != UMPI__RTS_PIPE) {
-        umpi__reply(x, UMPI__REPLY_DONE, 0);
+    if (x->n == 0 && e->kind != UMPI_CUDA_RTS_PIPE) {
+        umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0);
         x->state = R_FINISH;
         return;
     }
     const char *from = NULL;
-    if (e->kind == UMPI__RTS_SELF) {
+    if (e->kind == UMPI_CUDA_RTS_SELF) {
         from = (const char *) (uintptr_t) (e->desc.base + e->desc.offset);
         umpi_cuda_stat_add(UMPI_CUDA_STAT_self_copies);
-    } else if (e->kind == UMPI__RTS_IPC && !umpi_cuda_active) {
+    } else if (e->kind == UMPI_CUDA_RTS_IPC && !umpi_cuda_active) {
         /* this process does not use CUDA (UMPI_CUDA=0, no driver): the pipeline into host memory */
         umpi_debug(1, "cuda: a device message from world rank %d comes through the pipeline: CUDA is not in "
                       "use here", x->peer);
-    } else if (e->kind == UMPI__RTS_IPC) {
+    } else if (e->kind == UMPI_CUDA_RTS_IPC) {
         void *p = NULL;
         st = umpi_cuda_ipc_open(x->peer, &e->desc, x->n, &p, &x->ref);
         if (st != UMPI_OK) {
             umpi__fail(x, st, "%s", umpi_status_last_msg());
-            umpi__reply(x, UMPI__REPLY_DONE, 0);
+            umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0);
             x->state = R_FINISH;
             return;
         }
@@ -948,17 +913,17 @@ static void umpi__recv_protocol(umpi__xfer_t *x)
             st = umpi_cuda_copy_start(x->dst, from, x->n, x->ev);
         if (st != UMPI_OK) {
             umpi__fail(x, st, "%s", umpi_status_last_msg());
-            umpi__reply(x, UMPI__REPLY_DONE, 0);
+            umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0);
             x->state = R_FINISH;
             return;
         }
         umpi_debug(3, "cuda: %zu bytes from world rank %d copied %s (transfer %u)", x->n, x->peer,
-                   e->kind == UMPI__RTS_SELF ? "within this process" : "through CUDA IPC", x->id);
+                   e->kind == UMPI_CUDA_RTS_SELF ? "within this process" : "through CUDA IPC", x->id);
         x->state = R_COPY;
         return;
     }
     /* PIPE (or IPC refused): ask for what fits, then take the chunks */
-    umpi__reply(x, UMPI__REPLY_CTS, x->n);
+    umpi__reply(x, UMPI_CUDA_REPLY_CTS, x->n);
     x->state = R_FINISH;
     if (x->n == 0 || x->err != UMPI_OK)
         return;
@@ -1055,7 +1020,7 @@ static int umpi__advance_recv(umpi__xfer_t *x)
             x->ref = NULL;
         }
         if (umpi_cuda_is_envelope(x->env_tag)) {
-            umpi__reply(x, UMPI__REPLY_DONE, 0); /* the sender's buffer is free again */
+            umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0); /* the sender's buffer is free again */
             x->state = R_FINISH;
         } else {
             umpi__recv_status(x, x->info.sender_tag, x->n);
@@ -1081,46 +1046,6 @@ static int umpi__advance_recv(umpi__xfer_t *x)
         return 1;
     }
     return 0;
-}
-
-/* ---- probed messages ------------------------------------------------------------------------ */
-
-/* Receives a matched (probed) message that is small into buf, waiting here. */
-static umpi_status_t umpi__msg_recv_now(void *buf, size_t len, ucp_tag_message_h msg)
-{
-    ucp_tag_recv_info_t info;
-    ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO, .recv_info.tag_info = &info };
-    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), "receiving a device-message envelope");
-    if (sp != NULL) {
-        ucs_status_t s;
-        while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-            ucp_worker_progress(umpi_ucx.worker);
-        ucp_request_free(sp);
-        if (s != UCS_OK)
-            return umpi_ucx_status(s, "receiving a device-message envelope");
-    }
-    return UMPI_OK;
-}
-
-umpi_status_t umpi_cuda_p2p_probed_envelope(umpi_request_t *msgreq, ucp_tag_message_h msg,
-                                            const ucp_tag_recv_info_t *info, size_t *length)
-{
-    struct umpi__rts *e = calloc(1, info->length > sizeof(*e) ? info->length : sizeof(*e));
-    if (e == NULL) {
-        umpi_status_msg("out of memory reading a device-message envelope");
-        return UMPI_ERR_NOMEM;
-    }
-    umpi_status_t st = umpi__msg_recv_now(e, info->length, msg);
-    if (st != UMPI_OK) {
-        free(e);
-        return st;
-    }
-    free(msgreq->tmp);
-    msgreq->tmp = e; /* freed with the request, or taken by the receive */
-    *length = (size_t) e->bytes;
-    return UMPI_OK;
 }
 
 int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, int dst_device, int dst_is_dev)
@@ -1174,96 +1099,6 @@ int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, 
     return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "receiving a matched message");
 }
 
-/* ---- messages pulled out of UCX's queue by a probe ------------------------------------------
- *
- * MPI_Probe and MPI_Iprobe must report a message's length, and an envelope's UCX length is not its
- * message's. So a probe that meets an envelope takes it out of UCX's unexpected queue (reading
- * its header), and with it every older message of the same sender on that context: were a later
- * receive to find the envelope here first while an older message of that sender that it also
- * matches stayed in UCX, the two would be received out of order. Receives, probes and matched
- * probes look here before UCX while anything is held (one test of umpi_cuda_pulled_count
- * otherwise). Messages held are matched handles: UCX keeps their eager data, and rendezvous
- * senders wait, until they are received. Nothing posted earlier can match them (it would have
- * taken them when they arrived), so checking here first keeps MPI's order. */
-
-struct umpi__pulled {
-    struct umpi__pulled *next;
-    uint32_t context;
-    ucp_tag_t tag;              /* the sender's tag (envelope bit included) */
-    size_t length;              /* the message's length (an envelope's: its message's) */
-    ucp_tag_message_h msg;      /* plain messages: to receive; NULL for envelopes */
-    struct umpi__rts *env;      /* envelopes: read already */
-};
-
-size_t umpi_cuda_pulled_count;
-static struct umpi__pulled *umpi__pulled_head, **umpi__pulled_tail = &umpi__pulled_head;
-
-static int umpi__tag_matches(ucp_tag_t t, uint32_t context, int source, int tag)
-{
-    ucp_tag_t want, mask;
-    umpi_ucx_recv_tag(context, source, tag, &want, &mask);
-    return ((t ^ want) & mask & ~UMPI_CUDA_ENVELOPE_BIT) == 0;
-}
-
-int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_tag_t *sender_tag, size_t *length,
-                          ucp_tag_message_h *msg, void **env)
-{
-    for (struct umpi__pulled **pp = &umpi__pulled_head; *pp != NULL; pp = &(*pp)->next) {
-        struct umpi__pulled *e = *pp;
-        if (e->context != context || !umpi__tag_matches(e->tag, context, source, tag))
-            continue;
-        *sender_tag = e->tag;
-        *length = e->length;
-        if (take) {
-            *msg = e->msg;
-            *env = e->env;
-            *pp = e->next;
-            if (umpi__pulled_tail == &e->next)
-                umpi__pulled_tail = pp;
-            umpi_cuda_pulled_count--;
-            free(e);
-        }
-        return 1;
-    }
-    return 0;
-}
-
-umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found)
-{
-    int sender = umpi_ucx_tag_source(found->sender_tag);
-    ucp_tag_t from = (ucp_tag_t) context << UMPI_UCX_CONTEXT_SHIFT | (ucp_tag_t) (uint32_t) sender << UMPI_UCX_SOURCE_SHIFT;
-    ucp_tag_t mask = ~(UMPI_UCX_TAG_MASK | UMPI_UCX_INTERNAL_BIT);
-    for (;;) {
-        ucp_tag_recv_info_t info;
-        ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, from, mask, 1, &info);
-        if (m == NULL) {
-            umpi_status_msg("a probed device-message envelope left UCX's queue");
-            return UMPI_ERR_INTERN;
-        }
-        struct umpi__pulled *e = calloc(1, sizeof(*e));
-        if (e == NULL)
-            umpi_die(1, "out of memory holding a probed message");
-        e->context = context;
-        e->tag = info.sender_tag;
-        e->length = info.length;
-        if (umpi_cuda_is_envelope(info.sender_tag)) {
-            e->env = calloc(1, info.length > sizeof(*e->env) ? info.length : sizeof(*e->env));
-            if (e->env == NULL || umpi__msg_recv_now(e->env, info.length, m) != UMPI_OK)
-                umpi_die(1, "reading a probed device-message envelope failed: %s", umpi_status_last_msg());
-            e->length = (size_t) e->env->bytes;
-        } else {
-            e->msg = m;
-        }
-        *umpi__pulled_tail = e;
-        umpi__pulled_tail = &e->next;
-        umpi_cuda_pulled_count++;
-        umpi_debug(2, "cuda: probe: message of %zu bytes from rank %d tag %d held for a later receive%s", e->length,
-                   sender, umpi_ucx_tag_tag(e->tag), e->env ? " (device-message envelope)" : "");
-        if (e->env != NULL && umpi__tag_matches(e->tag, context, source, tag))
-            return UMPI_OK; /* the one the probe found: the first of its sender that matches */
-    }
-}
-
 /* ---- progress ------------------------------------------------------------------------------- */
 
 static unsigned umpi__hook(void)
@@ -1297,15 +1132,7 @@ void umpi_cuda_p2p_finalize(void)
     umpi__peer_min = NULL;
     umpi__npeers = 0;
     umpi_cuda_envelope_min = SIZE_MAX;
-    while (umpi__pulled_head != NULL) {
-        struct umpi__pulled *e = umpi__pulled_head;
-        umpi__pulled_head = e->next;
-        umpi_debug(1, "cuda: a probed message of %zu bytes was never received", e->length);
-        free(e->env);
-        free(e);
-    }
-    umpi__pulled_tail = &umpi__pulled_head;
-    umpi_cuda_pulled_count = 0;
+    umpi_cuda_p2p_held_finalize();
     if (umpi__nactive != 0)
         umpi_debug(1, "cuda: %zu device transfer(s) still active at MPI_Finalize", umpi__nactive);
     size_t mappings = 0, in_use = 0, exports = 0, out = 0, pooled = 0;

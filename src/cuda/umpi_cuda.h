@@ -1,6 +1,7 @@
 /*
- * src/cuda: GPU buffers. This first step loads the driver and classifies buffers; nothing routes
- * point-to-point or collectives through it yet (README.md, "GPU buffers (in progress)").
+ * src/cuda: GPU buffers: the driver loader and buffer classification (here), CUDA IPC caches
+ * (umpi_cuda_ipc.h), the pinned pipeline (umpi_cuda_pipe.h), driver copies (umpi_cuda_copy.h) and
+ * point-to-point on device buffers (umpi_cuda_p2p.h); README.md, "GPU buffers".
  *
  *   MPI_Init -> umpi_cuda_init: UMPI_CUDA=0|1|auto -> dlopen libcuda.so.1 -> dlsym the table ->
  *               cuInit -> a device? -> umpi_cuda_active = 1
@@ -22,9 +23,9 @@
 
 /* 1 when CUDA is in use: the driver loaded, cuInit succeeded, at least one device. */
 extern int umpi_cuda_active;
-/* Set by the paths that carry device buffers (point-to-point, collectives) once they exist; until
- * then MPIX_Query_cuda_support() answers 0 even on a GPU machine, since handing umpi a device
- * pointer is not yet supported. */
+/* 1 in libmpi, whose point-to-point and collectives carry device buffers (MPI_Init sets it);
+ * MPIX_Query_cuda_support() answers umpi_cuda_active && this. 0 in programs that link src/cuda
+ * alone (the unit tests). */
 extern int umpi_cuda_device_buffers;
 
 /* What umpi_info and UMPI_DEBUG show. */
