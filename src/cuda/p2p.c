@@ -1104,6 +1104,10 @@ int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, 
 static unsigned umpi__hook(void)
 {
     unsigned n = 0;
+    /* copies and event queries need a context in this thread: under MPI_THREAD_MULTIPLE the
+     * progress may run in a thread that never made one current */
+    if (umpi_cuda_active && umpi_cuda_ctx_ensure(-1) != UMPI_OK)
+        umpi_debug(1, "cuda: no context for the device transfers in this thread: %s", umpi_status_last_msg());
     for (umpi__xfer_t *x = umpi__active, *next; x != NULL; x = next) {
         next = x->next;
         int changed;
