@@ -10,8 +10,9 @@
  *   host                any                     the data, as always (device code never runs)
  *   device, contiguous  <= UMPI_CUDA_STAGE_THRESH  the data, copied to a host bounce first
  *   device, derived     any                     the packed data (packed through host memory)
- *   device, contiguous  larger                  an ENVELOPE: the tag with UMPI_CUDA_ENVELOPE_BIT,
- *                                               136 bytes describing the transfer
+ *   device, contiguous  larger than both ends'  an ENVELOPE: the tag with UMPI_CUDA_ENVELOPE_BIT,
+ *                       thresholds (below), to  136 bytes describing the transfer
+ *                       a process using CUDA
  *
  * So a receive sees either the message's bytes or an envelope, whatever its own buffer is. A
  * receive on host memory gets the bytes straight from UCX (no cost added); one on device memory
@@ -59,7 +60,7 @@
  * not match the envelope and waits for another message: the one limit of this design). To a
  * process without CUDA the message goes whole through a host buffer as an ordinary message.
  * Receives of T bytes or less, and every receive on a process without CUDA, stay hashed: host
- * messaging pays nothing for this (measured, README.md).
+ * messaging pays nothing for this but a branch or two (measured: README.md, "GPU buffers").
  *
  * Truncation. A receive longer than T but shorter than the message reports MPI_ERR_TRUNCATE and
  * takes what fits; the sender completes.
