@@ -81,8 +81,8 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     /* point-to-point and collectives on device buffers (p2p.c, copy.c) */                         \
     X(ipc_transfers, "device messages copied by the receiver straight from the sender's GPU memory (CUDA IPC)") \
     X(self_copies, "device messages to the own process copied directly on the GPU")                 \
-    X(pipe_fallback, "large device messages sent through the pipeline or whole through host memory, not IPC (reason at UMPI_DEBUG=1)") \
-    X(dtype_staged, "non-contiguous device buffers packed or unpacked block by block through host memory (no GPU pack kernels yet)") \
+    X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \
+    X(dtype_staged, "non-contiguous device buffers (un)packed through host memory (no GPU kernels yet)") \
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
     X(reduce_staged, "reductions on device buffers computed on the CPU (no GPU reduction kernels yet)")
 

@@ -120,8 +120,8 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    if (umpi_unlikely(umpi_cuda_active) &&
-        (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min || !umpi_cuda_known_host((const char *) r->buf + r->dt->true_lb)))
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+                                             !umpi_cuda_known_host((const char *) r->buf + r->dt->true_lb)))
         return umpi__irecv_start_gpu(r, bytes); /* the GPU machine's cases (src/cuda/p2p.c) */
     return umpi__post_recv(r, bytes, 0);
 }

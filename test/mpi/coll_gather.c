@@ -170,7 +170,8 @@ static void allgather(int n, int m, int inplace, int sk, int rk)
             AT(r, rk, me * n + i) = val(me, 0, i);
         sb = MPI_IN_PLACE;
     }
-    RUN3(m, 2, MPI_Allgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm), MPI_Iallgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, &rq_),
+    RUN3(m, 2, MPI_Allgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm),
+         MPI_Iallgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, &rq_),
          MPI_Allgather_init(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, MPI_INFO_NULL, &rq_));
     for (int j = 0; j < np; j++)
         for (int i = 0; i < n; i++)

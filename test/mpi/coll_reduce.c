@@ -186,7 +186,8 @@ static void test_allreduce(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int 
     const void *sb = in_place ? MPI_IN_PLACE : in;
     if (mode == 2 && in_place)
         mode = 1; /* a persistent in-place reduction would fold twice */
-    RUN(mode, MPI_Allreduce(mt_d(sb), mt_d(out), n, t, op, comm), MPI_Iallreduce(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+    RUN(mode, MPI_Allreduce(mt_d(sb), mt_d(out), n, t, op, comm),
+        MPI_Iallreduce(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
         MPI_Allreduce_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     verify(t, op, out, n, 0, size - 1, 0, "allreduce", mode, in_place);
     mt_mfree(in);
@@ -236,7 +237,8 @@ static void test_scan(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mode,
     if (mode == 2 && in_place)
         mode = 1;
     if (ex)
-        RUN(mode, MPI_Exscan(mt_d(sb), mt_d(out), n, t, op, comm), MPI_Iexscan(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+        RUN(mode, MPI_Exscan(mt_d(sb), mt_d(out), n, t, op, comm),
+            MPI_Iexscan(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
             MPI_Exscan_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     else
         RUN(mode, MPI_Scan(mt_d(sb), mt_d(out), n, t, op, comm), MPI_Iscan(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
