@@ -20,3 +20,6 @@ clean-local: clean-local-runtests
 clean-local-runtests:
 	-rm -rf test/_work
 .PHONY: clean-local-runtests
+
+# issue 5, part p2p: the fake CUDA driver and the fakegpu suite (device buffers without a GPU)
+include test/fakecuda/Makefile.mk

@@ -84,7 +84,15 @@ static int umpi__print_gpu(void)
     umpi__row(st.active ? "GPU path" : "why host only", st.why);
     if (rc != UMPI_OK)
         umpi__row("MPI_Init", "would fail: UMPI_CUDA=1 and CUDA is not usable");
-    umpi__row("GPU buffers", "classified; not yet carried by point-to-point or collectives (host memory only)");
+    /* what MPI_Init would make of device pointers (src/cuda/p2p.c, src/coll/device.c) */
+    if (!st.active)
+        umpi__row("GPU buffers", "not carried: CUDA is not used (pass host memory only)");
+    else if (!st.ipc)
+        umpi__row("GPU buffers", "carried: point-to-point by the pinned pipeline (UMPI_CUDA_IPC=0) and staged copies; "
+                                 "collectives through host memory, reductions on the CPU");
+    else
+        umpi__row("GPU buffers", "carried: point-to-point by CUDA IPC within a node, the pinned pipeline across nodes, "
+                                 "staged copies when small; collectives through host memory, reductions on the CPU");
     umpi_cuda_finalize();
     return st.active;
 }

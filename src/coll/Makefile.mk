@@ -96,3 +96,6 @@ libmpi_la_SOURCES += \
 # --- part perf2: small collectives when oversubscribed ---
 libmpi_la_SOURCES += \
 	src/coll/algo/bcast_linear.c
+
+# --- issue 5, part p2p: collective steps on device buffers (through host memory until GPU kernels) ---
+libmpi_la_SOURCES += src/coll/umpi_coll_device.h src/coll/device.c

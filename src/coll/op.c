@@ -11,6 +11,7 @@
 
 #if __has_include("mpi/gen/umpi_impl.h")
 #include "mpi/gen/umpi_impl.h"
+#include "coll/umpi_coll_device.h"
 #endif
 
 /* ---- objects ------------------------------------------------------------------------------------- */
@@ -260,6 +261,20 @@ int umpi_impl_reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count, u
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument '%s' (not allowed here)",
                                inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
+    if (count > 0 && umpi_unlikely(umpi_cuda_active)) {
+        /* device buffers: reduced on the CPU through host copies (GPU kernels: later) */
+        int e1, e2;
+        int flags = umpi_coll_dev_flag(inbuf, count, datatype_ptr, UMPI_COLL_DEV_IN, &e1) |
+                    umpi_coll_dev_flag(inoutbuf, count, datatype_ptr, UMPI_COLL_DEV_OUT, &e2);
+        if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS)
+            return e1 != MPI_SUCCESS ? e1 : e2;
+        if (flags != 0) {
+            umpi_lock();
+            err = umpi_coll_dev_reduce(o, inbuf, inoutbuf, count, datatype_ptr, flags);
+            umpi_unlock();
+            return err;
+        }
+    }
     if (count > 0)
         umpi_op_apply(o, inbuf, inoutbuf, count, datatype_ptr);
     return MPI_SUCCESS;

@@ -1,5 +1,6 @@
 /* Collective schedules (umpi_sched.h): building, running on the progress engine, requests. */
 #include "coll/umpi_sched.h"
+#include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "pt2pt/umpi_p2p.h"
@@ -22,6 +23,8 @@ typedef struct umpi_step {
     umpi_op_kernel_t *kernel; /* reduce: the predefined op's kernel on a predefined type, else NULL */
     umpi_request_t *req;    /* send, receive of a non-contiguous type: describes the data to UCX */
     umpi_ucx_done_t done;   /* send, receive: completion (counted in the schedule's counter) */
+    uint8_t dev;            /* UMPI_COLL_DEV_IN/OUT: operands in device memory (umpi_coll_device.h) */
+    void *bounce;           /* send, receive of device memory: the host copy that travels */
 } umpi_step_t;
 
 typedef struct umpi_scratch {
@@ -145,6 +148,7 @@ static umpi_step_t *umpi__step(umpi_sched_t *s, umpi_step_kind_t kind)
     st->dt = st->rdt = NULL;
     st->op = NULL;
     st->req = NULL;
+    st->dev = 0;
     return st;
 }
 
@@ -162,6 +166,19 @@ static int umpi__nomem(void)
     return umpi_err_create(MPI_ERR_OTHER, "out of memory building a collective schedule");
 }
 
+/* On a GPU machine: a send or receive step on device memory gets a host bounce (umpi_coll_device.h). */
+static int umpi__dev_msg(umpi_sched_t *s, umpi_step_t *st, const void *buf, int flag)
+{
+    int err;
+    st->dev = (uint8_t) umpi_coll_dev_flag(buf, st->count, st->dt, flag, &err);
+    if (st->dev) {
+        st->bounce = umpi_sched_buf(s, (size_t) (st->count * st->dt->size));
+        if (st->bounce == NULL)
+            return umpi__nomem();
+    }
+    return err;
+}
+
 int umpi_sched_send(umpi_sched_t *s, const umpi_coll_view_t *v, int member, const void *buf, MPI_Count count,
                     umpi_dtype_t *dt)
 {
@@ -175,6 +192,8 @@ int umpi_sched_send(umpi_sched_t *s, const umpi_coll_view_t *v, int member, cons
     st->count = count;
     st->dt = dt;
     umpi__retain_dt(s, dt);
+    if (umpi_unlikely(umpi_cuda_active))
+        return umpi__dev_msg(s, st, buf, UMPI_COLL_DEV_IN);
     return MPI_SUCCESS;
 }
 
@@ -191,6 +210,8 @@ int umpi_sched_recv(umpi_sched_t *s, const umpi_coll_view_t *v, int member, void
     st->count = count;
     st->dt = dt;
     umpi__retain_dt(s, dt);
+    if (umpi_unlikely(umpi_cuda_active))
+        return umpi__dev_msg(s, st, buf, UMPI_COLL_DEV_OUT);
     return MPI_SUCCESS;
 }
 
@@ -213,6 +234,12 @@ int umpi_sched_reduce(umpi_sched_t *s, const void *in, void *inout, MPI_Count co
         umpi_op_retain(op);
         s->refs = 1;
     }
+    if (umpi_unlikely(umpi_cuda_active)) {
+        int e1, e2;
+        st->dev = (uint8_t) (umpi_coll_dev_flag(in, count, dt, UMPI_COLL_DEV_IN, &e1) |
+                             umpi_coll_dev_flag(inout, count, dt, UMPI_COLL_DEV_OUT, &e2));
+        return e1 != MPI_SUCCESS ? e1 : e2;
+    }
     return MPI_SUCCESS;
 }
 
@@ -230,6 +257,12 @@ int umpi_sched_copy(umpi_sched_t *s, const void *src, MPI_Count scount, umpi_dty
     st->rdt = rdt;
     umpi__retain_dt(s, sdt);
     umpi__retain_dt(s, rdt);
+    if (umpi_unlikely(umpi_cuda_active)) {
+        int e1, e2;
+        st->dev = (uint8_t) (umpi_coll_dev_flag(src, scount, sdt, UMPI_COLL_DEV_IN, &e1) |
+                             umpi_coll_dev_flag(dst, rcount, rdt, UMPI_COLL_DEV_OUT, &e2));
+        return e1 != MPI_SUCCESS ? e1 : e2;
+    }
     return MPI_SUCCESS;
 }
 
@@ -282,7 +315,19 @@ static int umpi__post(umpi_sched_t *s, umpi_step_t *st)
     void *data;
     ucp_datatype_t udt;
     st->done.counter = &s->cnt;
-    if (umpi_likely(st->dt->contig)) {
+    if (umpi_unlikely(st->dev)) {
+        /* device memory: the bounce travels; packed now (send) or unpacked at the phase's end */
+        data = st->bounce;
+        len = bytes;
+        udt = ucp_dt_make_contig(1);
+        if (send) {
+            int err = umpi_coll_dev_pack(st->in, st->count, st->dt, st->bounce);
+            if (err != MPI_SUCCESS)
+                return err;
+        } else {
+            s->nreqs++;
+        }
+    } else if (umpi_likely(st->dt->contig)) {
         data = (char *) (send ? (void *) st->in : st->out) + st->dt->true_lb;
         len = bytes;
         udt = ucp_dt_make_contig(1);
@@ -349,6 +394,11 @@ static void umpi__phase_finish(umpi_sched_t *s)
             if (err != MPI_SUCCESS)
                 umpi__fail(s, err);
         }
+        if (umpi_unlikely(st->dev) && st->kind == STEP_RECV && st->done.status == UCS_OK && s->error == MPI_SUCCESS) {
+            int err = umpi_coll_dev_unpack(st->out, st->count, st->dt, st->bounce, (size_t) (st->count * st->dt->size));
+            if (err != MPI_SUCCESS)
+                umpi__fail(s, err);
+        }
         if (st->req != NULL) {
             umpi_request_release(st->req);
             st->req = NULL;
@@ -394,13 +444,24 @@ static int umpi__advance(umpi_sched_t *s)
                 break;
             }
             case STEP_REDUCE:
-                if (umpi_likely(st->kernel != NULL))
+                if (umpi_unlikely(st->dev)) {
+                    int err = umpi_coll_dev_reduce(st->op, st->in, st->out, st->count, st->dt, st->dev);
+                    if (err != MPI_SUCCESS)
+                        umpi__fail(s, err);
+                } else if (umpi_likely(st->kernel != NULL)) {
                     st->kernel(st->in, st->out, (size_t) st->count);
-                else
+                } else {
                     umpi_op_apply(st->op, st->in, st->out, st->count, st->dt);
+                }
                 break;
             case STEP_COPY:
-                umpi_coll_copy(st->in, st->count, st->dt, st->out, st->rcount, st->rdt);
+                if (umpi_unlikely(st->dev)) {
+                    int err = umpi_coll_dev_copy(st->in, st->count, st->dt, st->out, st->rcount, st->rdt, st->dev);
+                    if (err != MPI_SUCCESS)
+                        umpi__fail(s, err);
+                } else {
+                    umpi_coll_copy(st->in, st->count, st->dt, st->out, st->rcount, st->rdt);
+                }
                 break;
             }
         }

@@ -12,6 +12,7 @@
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
 #include "cuda/umpi_cuda.h"
+#include "cuda/umpi_cuda_p2p.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
 
@@ -67,6 +68,11 @@ static int umpi__init(int required, int *provided)
     st = umpi_cuda_init();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting CUDA failed");
+    /* point-to-point (src/cuda/p2p.c) and the collectives (src/coll/device.c) carry device buffers */
+    umpi_cuda_device_buffers = 1;
+    st = umpi_cuda_p2p_init(pmi.size);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "publishing the device-message threshold failed");
 
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
@@ -108,6 +114,7 @@ int umpi_impl_finalize(void)
     umpi_status_t st = umpi_pmi_fence();
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
+    umpi_cuda_p2p_finalize();
     umpi_ucx_finalize();
     umpi_cuda_finalize();
     umpi_sched_finalize();

@@ -9,7 +9,13 @@ libmpi_la_SOURCES += \
 	src/cuda/ipc_cache.c \
 	src/cuda/umpi_cuda_pipe.h \
 	src/cuda/pipeline.c \
-	src/cuda/query.c
+	src/cuda/query.c \
+	src/cuda/umpi_cuda_copy.h \
+	src/cuda/copy.c \
+	src/cuda/umpi_cuda_p2p.h \
+	src/cuda/umpi_cuda_p2p_wire.h \
+	src/cuda/p2p.c \
+	src/cuda/p2p_probe.c
 
 # MPIX_Query_cuda_support is written by hand (not from the MPI standard's list), so is its page.
 dist_man3_MANS = man/man3/MPIX_Query_cuda_support.3

@@ -24,7 +24,7 @@
  *    (the old allocation was freed, its addresses reused). A freed and reallocated range of the same
  *    extent keeps its cache entry: for classification that is still right (device stays device, since
  *    the addresses remain in the GPU's reservation), so classification never re-validates. What must
- *    know the allocation exactly (CUDA IPC handles, next step) calls umpi_cuda_validate, which compares
+ *    know the allocation exactly (CUDA IPC handles) calls umpi_cuda_validate, which compares
  *    the BUFFER_ID, the driver's unique id of an allocation, with one more driver query.
  *
  * Threads: the granule table is read and written with single atomic 64-bit loads and stores (no

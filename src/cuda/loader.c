@@ -18,8 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define UMPI__CUDA_LIB "libcuda.so.1"
-
 struct umpi_cuda_driver umpi_cuda_drv;
 int umpi_cuda_active;
 int umpi_cuda_device_buffers;
@@ -41,16 +39,22 @@ static void *umpi__lib;
 static int umpi__lib_pinned;
 static struct umpi_cuda_state umpi__state = { .mode = "auto", .why = "not initialized" };
 
+/* UMPI_DEBUG=1 and 2 print the first few events of each counter (a loop over device buffers would
+ * otherwise print one line per message), 3 every one. */
+#define UMPI__SLOW_PATH_LINES 8
+
 void umpi_cuda_slow_path(enum umpi_cuda_stat s, const char *fmt, ...)
 {
-    umpi_cuda_stat_add(s);
-    if (umpi_config.debug >= 1) {
+    unsigned long n = __atomic_add_fetch(&umpi_cuda_stats[s], 1, __ATOMIC_RELAXED);
+    if (umpi_config.debug >= 3 || (umpi_config.debug >= 1 && n <= UMPI__SLOW_PATH_LINES)) {
         char line[512];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(line, sizeof(line), fmt, ap);
         va_end(ap);
-        umpi_log("debug", "%s [%s]", line, umpi_cuda_stat_names[s]);
+        umpi_log("debug", "%s [%s%s]", line, umpi_cuda_stat_names[s],
+                 umpi_config.debug < 3 && n == UMPI__SLOW_PATH_LINES ? "; further ones counted, shown at UMPI_DEBUG=3"
+                                                                     : "");
     }
 }
 
@@ -177,7 +181,10 @@ umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver
 
 umpi_status_t umpi_cuda_init(void)
 {
-    return umpi_cuda_setup(UMPI__CUDA_LIB, NULL);
+    /* UMPI_CUDA_LIBRARY: libcuda.so.1 unless a test names its fake driver (test/fakecuda) */
+    const char *lib = umpi_config.cuda_library != NULL && *umpi_config.cuda_library ? umpi_config.cuda_library
+                                                                                     : "libcuda.so.1";
+    return umpi_cuda_setup(lib, NULL);
 }
 
 void umpi_cuda_finalize(void)
@@ -214,4 +221,5 @@ void umpi_cuda_get_state(struct umpi_cuda_state *st)
     *st = umpi__state;
     if (st->mode == NULL)
         st->mode = "auto";
+    st->ipc = umpi_config.cuda_ipc;
 }

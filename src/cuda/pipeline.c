@@ -204,13 +204,19 @@ static void umpi__release(struct umpi_cuda_pipe *p)
 umpi_status_t umpi_cuda_pipe_start(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev, size_t nbytes,
                                    const struct umpi_cuda_pipe_net *net, void *ctx)
 {
+    return umpi_cuda_pipe_start_chunk(p, dir, dev, nbytes, 0, net, ctx);
+}
+
+umpi_status_t umpi_cuda_pipe_start_chunk(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev,
+                                         size_t nbytes, size_t chunk, const struct umpi_cuda_pipe_net *net, void *ctx)
+{
     memset(p, 0, sizeof(*p));
     p->dir = dir;
     p->dev = dev;
     p->nbytes = nbytes;
     p->net = net;
     p->ctx = ctx;
-    p->chunk = umpi_config.cuda_pipeline_chunk > 0 ? umpi_config.cuda_pipeline_chunk : 524288;
+    p->chunk = chunk > 0 ? chunk : umpi_config.cuda_pipeline_chunk > 0 ? umpi_config.cuda_pipeline_chunk : 524288;
     p->nchunks = (unsigned) ((nbytes + p->chunk - 1) / p->chunk);
     if (nbytes == 0) {
         p->finished = 1;

@@ -11,8 +11,8 @@ UMPI_EXPORT int MPIX_Query_cuda_support(void);
 
 /* 1 when a program may pass device pointers: the CUDA path is active (MPI initialised, the driver
  * loaded, a device present) and point-to-point and collectives carry device buffers
- * (umpi_cuda_device_buffers, not yet: issue 5 is in progress). 0 before MPI_Init, after
- * MPI_Finalize, and in a host-only process. */
+ * (umpi_cuda_device_buffers, set by MPI_Init: src/cuda/p2p.c, src/coll/device.c). 0 before
+ * MPI_Init, after MPI_Finalize, and in a host-only process. */
 UMPI_EXPORT int PMPIX_Query_cuda_support(void)
 {
     return umpi_cuda_active && umpi_cuda_device_buffers;

@@ -1,6 +1,7 @@
 /*
- * src/cuda: GPU buffers. This first step loads the driver and classifies buffers; nothing routes
- * point-to-point or collectives through it yet (README.md, "GPU buffers (in progress)").
+ * src/cuda: GPU buffers: the driver loader and buffer classification (here), CUDA IPC caches
+ * (umpi_cuda_ipc.h), the pinned pipeline (umpi_cuda_pipe.h), driver copies (umpi_cuda_copy.h) and
+ * point-to-point on device buffers (umpi_cuda_p2p.h); README.md, "GPU buffers".
  *
  *   MPI_Init -> umpi_cuda_init: UMPI_CUDA=0|1|auto -> dlopen libcuda.so.1 -> dlsym the table ->
  *               cuInit -> a device? -> umpi_cuda_active = 1
@@ -22,9 +23,9 @@
 
 /* 1 when CUDA is in use: the driver loaded, cuInit succeeded, at least one device. */
 extern int umpi_cuda_active;
-/* Set by the paths that carry device buffers (point-to-point, collectives) once they exist; until
- * then MPIX_Query_cuda_support() answers 0 even on a GPU machine, since handing umpi a device
- * pointer is not yet supported. */
+/* 1 in libmpi, whose point-to-point and collectives carry device buffers (MPI_Init sets it);
+ * MPIX_Query_cuda_support() answers umpi_cuda_active && this. 0 in programs that link src/cuda
+ * alone (the unit tests). */
 extern int umpi_cuda_device_buffers;
 
 /* What umpi_info and UMPI_DEBUG show. */
@@ -35,6 +36,7 @@ struct umpi_cuda_state {
     int devices;           /* cuDeviceGetCount, or 0 */
     int active;            /* umpi_cuda_active */
     char why[256];         /* why CUDA is not active (or what was found when it is) */
+    int ipc;               /* UMPI_CUDA_IPC: device messages within a node may use CUDA IPC */
 };
 
 /*
@@ -68,14 +70,21 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(range_overflow, "times the range cache was full and emptied")                                 \
     X(buffer_id_changed, "validations that found a range freed and allocated again")               \
     X(host_flushes, "times the host granule cache was emptied (a new device range was seen)")      \
-    X(staged_copies, "device buffers moved through a host copy (next steps)")                       \
-    X(pipelined, "device buffers moved by the pinned-buffer pipeline (next steps)")                 \
+    X(staged_copies, "device messages moved by one copy through a host buffer (small, or from a host sender)") \
+    X(pipelined, "device buffers moved by the pinned-buffer pipeline")                              \
     X(ipc_opened, "CUDA IPC handles opened (cuIpcOpenMemHandle)")                                   \
     X(ipc_hits, "CUDA IPC mappings reused from the cache")                                          \
     X(ipc_fallback, "device buffers that CUDA IPC could not carry (reason at UMPI_DEBUG=1)")        \
     X(ipc_stale, "IPC mappings or exported handles dropped: the allocation was freed and reused")  \
     X(ipc_evicted, "IPC mappings closed to stay within UMPI_CUDA_IPC_CACHE")                        \
-    X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")
+    X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")          \
+    /* point-to-point and collectives on device buffers (p2p.c, copy.c) */                         \
+    X(ipc_transfers, "device messages copied by the receiver straight from the sender's GPU memory (CUDA IPC)") \
+    X(self_copies, "device messages to the own process copied directly on the GPU")                 \
+    X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \
+    X(dtype_staged, "non-contiguous device buffers (un)packed through host memory (no GPU kernels yet)") \
+    X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
+    X(reduce_staged, "reductions on device buffers computed on the CPU (no GPU reduction kernels yet)")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,
@@ -176,8 +185,23 @@ static inline umpi_status_t umpi_cuda_classify(const void *ptr, size_t len, stru
     return umpi_cuda_classify_slow(ptr, len, info);
 }
 
+/* The granule cache alone: 1 when ptr's 2 MiB granule is known to be host memory (then so is any
+ * buffer starting there), 0 when the full classification must answer. For the hot paths of a GPU
+ * machine (point-to-point on host buffers): one load and one compare, no description filled. */
+static inline int umpi_cuda_known_host(const void *ptr)
+{
+    uintptr_t p = (uintptr_t) ptr;
+    uint64_t key = umpi_cuda_host_key(p, __atomic_load_n(&umpi_cuda_host_epoch, __ATOMIC_RELAXED));
+    unsigned slot = (unsigned) (p >> UMPI_CUDA_GRANULE_SHIFT) & (UMPI_CUDA_HOST_SLOTS - 1);
+    if (umpi_likely(__atomic_load_n(&umpi_cuda_host_slots[slot], __ATOMIC_RELAXED) == key)) {
+        umpi_cuda_stat_hot(UMPI_CUDA_STAT_host_hits);
+        return 1;
+    }
+    return 0;
+}
+
 /**
- * For CUDA IPC (next step): asks the driver for the buffer id of info's range again and says whether
+ * For CUDA IPC: asks the driver for the buffer id of info's range again and says whether
  * it is still the allocation that was classified (1), or was freed and reused (0: the cache entry is
  * dropped and info refreshed). Classification never does this; an IPC handle must.
  */

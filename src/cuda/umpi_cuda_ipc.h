@@ -1,6 +1,6 @@
 /*
  * CUDA IPC: a device buffer of one process read or written directly by another process on the
- * same node. Not yet used by point-to-point (the wiring is the next step); see ipc_cache.c for the
+ * same node. Point-to-point's envelope protocol uses it (p2p.c); see ipc_cache.c for the
  * design and README.md, "GPU buffers (in progress)".
  *
  *   sender                                              receiver

@@ -1,6 +1,7 @@
 /*
  * Staged transfers of device buffers through pinned host buffers: the scheduler (pipeline.c) and
- * its pool of pinned buffers. Not yet used by point-to-point (next step); design in pipeline.c.
+ * its pool of pinned buffers. Point-to-point uses it for large device messages that CUDA IPC
+ * cannot carry (p2p.c); design in pipeline.c.
  *
  *   sender    device --D2H copy--> staging buffer --network send-->
  *   receiver                                       --network recv--> staging buffer --H2D copy--> device
@@ -89,6 +90,10 @@ struct umpi_cuda_pipe {
  */
 umpi_status_t umpi_cuda_pipe_start(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev, size_t nbytes,
                                    const struct umpi_cuda_pipe_net *net, void *ctx);
+/* The same with chunks of `chunk` bytes (0: the knob): both ends of a transfer must cut it alike,
+ * so the receiver takes the sender's chunk size from its envelope (p2p.c). */
+umpi_status_t umpi_cuda_pipe_start_chunk(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev,
+                                         size_t nbytes, size_t chunk, const struct umpi_cuda_pipe_net *net, void *ctx);
 /**
  * Advances the transfer: polls the copies' events, starts what can start. Returns 1 once it has
  * finished (p->status: UMPI_OK, or the first error with p->why), with every staging buffer back in

@@ -8,6 +8,7 @@
  * MPI_BSEND_OVERHEAD each) always suffices.
  */
 #include "pt2pt/umpi_p2p.h"
+#include "cuda/umpi_cuda_copy.h"
 
 #include <string.h>
 
@@ -99,10 +100,23 @@ int umpi_p2p_bsend(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest,
                                (long long) umpi__bsend.user_size, umpi__bsend_free_bytes());
 
     char *data = (char *) (seg + 1);
-    if (dt->contig)
+    int dev;
+    umpi_status_t cst = UMPI_OK;
+    if (umpi_unlikely(umpi_cuda_active) &&
+        umpi_cuda_is_device_buf((const char *) buf + dt->true_lb, dt->contig ? bytes : 1, &dev, &cst)) {
+        /* a device buffer: copied (packed) into the attached host buffer by the driver */
+        cst = umpi_cuda_ctx_ensure(dev);
+        if (cst == UMPI_OK)
+            cst = umpi_cuda_pack(dt, buf, count, data, bytes);
+    } else if (dt->contig) {
         memcpy(data, (const char *) buf + dt->true_lb, bytes);
-    else
+    } else {
         umpi_dtype_pack(dt, buf, count, data);
+    }
+    if (cst != UMPI_OK) {
+        umpi_p2p_bsend_segment_done(seg);
+        return umpi_err_from_status(cst, "copying a buffered send's data");
+    }
 
     umpi_request_t *r = umpi_request_alloc(UMPI_REQ_SEND, comm);
     if (r == NULL) {

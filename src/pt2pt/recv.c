@@ -1,5 +1,7 @@
 /* Receives, probes and matched messages: MPI_Recv, Irecv, Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv. */
 #include "pt2pt/umpi_p2p.h"
+#include "cuda/umpi_cuda_copy.h"
+#include "cuda/umpi_cuda_p2p.h"
 
 #include <stdlib.h>
 
@@ -43,12 +45,73 @@ static int umpi__recv_error(umpi_status_t st, int source)
     return umpi_err_from_status(st, what);
 }
 
+/* On a GPU machine: whether the receive buffer is device memory (*dev its device); an error code
+ * in *err when it cannot be classified. */
+static int umpi__recv_on_device(const void *buf, const umpi_dtype_t *dt, size_t bytes, int *dev, int *err)
+{
+    umpi_status_t cst;
+    int d = umpi_cuda_is_device_buf((const char *) buf + dt->true_lb, dt->contig ? bytes : 1, dev, &cst);
+    *err = cst == UMPI_OK ? MPI_SUCCESS
+                          : umpi_err_create(MPI_ERR_BUFFER, "receive buffer %p: %s", buf, umpi_status_last_msg());
+    return d;
+}
+
+static int umpi__matched_recv(umpi_request_t *r, size_t bytes);
+
+/* A message held by a probe (umpi_cuda_pulled_find) matching r: r becomes its receive. */
+static int umpi__take_held(umpi_request_t *r)
+{
+    ucp_tag_t t;
+    size_t len;
+    ucp_tag_message_h msg;
+    void *env;
+    if (!umpi_cuda_pulled_find(r->comm->context_id, r->peer, r->tag, 1, &t, &len, &msg, &env))
+        return 0;
+    free(r->tmp);
+    r->tmp = env;
+    r->ucx_msg = msg;
+    r->status.MPI_SOURCE = umpi_ucx_tag_source(t);
+    r->status.MPI_TAG = umpi_ucx_tag_tag(t);
+    umpi_status_set_bytes(&r->status, (MPI_Count) len);
+    return 1;
+}
+
+/* Posts r's receive into its (host) buffer; env_bit: UMPI_CUDA_ENVELOPE_BIT when the receive can
+ * hold a device message (then it matches envelopes too), else 0. */
+static inline __attribute__((always_inline)) int umpi__post_recv(umpi_request_t *r, size_t bytes, ucp_tag_t env_bit)
+{
+    void *data, *ucx_req;
+    ucp_tag_t tag, mask;
+    size_t len;
+    ucp_datatype_t udt;
+    int err = umpi__recv_target(r, bytes, &data, &len, &udt);
+    if (umpi_unlikely(err != MPI_SUCCESS))
+        return err;
+    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
+    umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask & ~env_bit, r, &ucx_req);
+    if (umpi_unlikely(st != UMPI_OK))
+        return umpi__recv_error(st, r->peer);
+    if (r->done && r->slow_done)
+        umpi_p2p_complete_slow(r);
+    return MPI_SUCCESS;
+}
+
+/* A receive on a process that uses CUDA (src/cuda/p2p.c): a message a probe holds, a device
+ * buffer, or a host buffer that can hold a device message and so matches envelopes too. Out of
+ * line: host-only processes never come here. */
+static __attribute__((noinline)) int umpi__irecv_start_gpu(umpi_request_t *r, size_t bytes)
+{
+    int dev, err;
+    if (umpi_cuda_pulled_count && umpi__take_held(r))
+        return umpi__matched_recv(r, bytes);
+    if (umpi__recv_on_device(r->buf, r->dt, bytes, &dev, &err) || err != MPI_SUCCESS)
+        return err != MPI_SUCCESS ? err : umpi_cuda_p2p_irecv(r, bytes, dev);
+    return umpi__post_recv(r, bytes, bytes > umpi_cuda_envelope_min ? UMPI_CUDA_ENVELOPE_BIT : 0);
+}
+
 int umpi_p2p_irecv_start(umpi_request_t *r)
 {
     size_t bytes;
-    void *data, *ucx_req;
-    ucp_tag_t tag, mask;
-
     int err = umpi_p2p_bytes(r->count, r->dt, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
         return err;
@@ -57,18 +120,10 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    size_t len;
-    ucp_datatype_t udt;
-    err = umpi__recv_target(r, bytes, &data, &len, &udt);
-    if (umpi_unlikely(err != MPI_SUCCESS))
-        return err;
-    umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    umpi_status_t st = umpi_ucx_recv_dt(data, len, udt, tag, mask, r, &ucx_req);
-    if (umpi_unlikely(st != UMPI_OK))
-        return umpi__recv_error(st, r->peer);
-    if (r->done && r->slow_done)
-        umpi_p2p_complete_slow(r);
-    return MPI_SUCCESS;
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+                                             !umpi_cuda_known_host((const char *) r->buf + r->dt->true_lb)))
+        return umpi__irecv_start_gpu(r, bytes); /* the GPU machine's cases (src/cuda/p2p.c) */
+    return umpi__post_recv(r, bytes, 0);
 }
 
 int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
@@ -117,6 +172,17 @@ static int umpi__recv_with_request(void *buf, MPI_Count count, umpi_dtype_t *dt,
     return umpi_p2p_request_complete(r, &h, status);
 }
 
+/* MPI_Recv on a process that uses CUDA: MPI_SUCCESS when the receive needs a request (a message a
+ * probe holds, a device buffer, a buffer that can hold a device message and so may meet its
+ * envelope), an MPI error code when the buffer cannot be classified, -1 for the fast path. */
+static __attribute__((noinline)) int umpi__recv_gpu_kind(const void *buf, const umpi_dtype_t *dt, size_t bytes)
+{
+    int dev, err;
+    if (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min || umpi__recv_on_device(buf, dt, bytes, &dev, &err))
+        return MPI_SUCCESS;
+    return err != MPI_SUCCESS ? err : -1;
+}
+
 int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
                    umpi_comm_t *comm_ptr, MPI_Status *status)
 {
@@ -136,6 +202,17 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
     err = umpi_p2p_bytes(count, datatype_ptr, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
         goto out;
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+                                             !umpi_cuda_known_host((const char *) buf + datatype_ptr->true_lb))) {
+        /* a GPU machine: held messages, device buffers and receives that may meet a device message's
+         * envelope take a request (src/cuda/p2p.c) */
+        int kind = umpi__recv_gpu_kind(buf, datatype_ptr, bytes);
+        if (kind >= 0) {
+            err = kind == MPI_SUCCESS ? umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status)
+                                      : kind;
+            goto out;
+        }
+    }
 
     /* Contiguous: no MPI request; UCX completes into w on this stack. */
     struct umpi_ucx_recv_wait w;
@@ -175,7 +252,41 @@ static ucp_tag_message_h umpi__probe(int source, int tag, umpi_comm_t *comm, int
 {
     ucp_tag_t utag, mask;
     umpi_ucx_recv_tag(comm->context_id, source, tag, &utag, &mask);
+    if (umpi_unlikely(umpi_cuda_envelope_min != SIZE_MAX))
+        mask &= ~UMPI_CUDA_ENVELOPE_BIT; /* probes see device messages' envelopes */
     return ucp_tag_probe_nb(umpi_ucx.worker, utag, mask, remove, info);
+}
+
+/* MPI_Probe / Iprobe: 1 and info (sender tag, length) when a message matches. The messages a
+ * probe holds come first; an envelope met in UCX's queue is taken out (with its sender's older
+ * messages) so that the length reported is its message's (src/cuda/p2p.c). */
+static int umpi__probe_info(int source, int tag, umpi_comm_t *comm, ucp_tag_recv_info_t *info)
+{
+    ucp_tag_message_h msg;
+    void *env;
+    if (umpi_unlikely(umpi_cuda_pulled_count) &&
+        umpi_cuda_pulled_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env))
+        return 1;
+    if (umpi__probe(source, tag, comm, 0, info) == NULL)
+        return 0;
+    if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag))) {
+        if (umpi_cuda_pull(comm->context_id, source, tag, info) != UMPI_OK)
+            umpi_die(1, "probing a device message failed: %s", umpi_status_last_msg());
+        return umpi_cuda_pulled_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env);
+    }
+    return 1;
+}
+
+/* MPI_Mprobe / Improbe: a matched message taken from the held ones or from UCX's queue. */
+static ucp_tag_message_h umpi__mprobe(int source, int tag, umpi_comm_t *comm, ucp_tag_recv_info_t *info,
+                                      void **env)
+{
+    ucp_tag_message_h msg;
+    *env = NULL;
+    if (umpi_unlikely(umpi_cuda_pulled_count) &&
+        umpi_cuda_pulled_find(comm->context_id, source, tag, 1, &info->sender_tag, &info->length, &msg, env))
+        return msg != NULL ? msg : (ucp_tag_message_h) env; /* not NULL: found */
+    return umpi__probe(source, tag, comm, 1, info);
 }
 
 int umpi_impl_iprobe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI_Status *status)
@@ -187,13 +298,13 @@ int umpi_impl_iprobe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI_
         return MPI_SUCCESS;
     }
     umpi_lock();
-    ucp_tag_message_h msg = umpi__probe(source, tag, comm_ptr, 0, &info);
-    if (msg == NULL) {
+    int found = umpi__probe_info(source, tag, comm_ptr, &info);
+    if (!found) {
         umpi_progress();
-        msg = umpi__probe(source, tag, comm_ptr, 0, &info);
+        found = umpi__probe_info(source, tag, comm_ptr, &info);
     }
-    *flag = msg != NULL;
-    if (msg != NULL)
+    *flag = found;
+    if (found)
         umpi__status_from_info(status, &info);
     umpi_unlock();
     return MPI_SUCCESS;
@@ -208,7 +319,7 @@ int umpi_impl_probe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Status *stat
         return MPI_SUCCESS;
     }
     umpi_lock();
-    while (umpi__probe(source, tag, comm_ptr, 0, &info) == NULL)
+    while (!umpi__probe_info(source, tag, comm_ptr, &info))
         umpi_progress_step(&w);
     umpi__status_from_info(status, &info);
     umpi_unlock();
@@ -216,7 +327,7 @@ int umpi_impl_probe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Status *stat
 }
 
 /* A matched message becomes a request of kind MESSAGE that MPI_Mrecv turns into a receive. */
-static int umpi__message_new(ucp_tag_message_h msg, const ucp_tag_recv_info_t *info, umpi_comm_t *comm,
+static int umpi__message_new(ucp_tag_message_h msg, void *env, const ucp_tag_recv_info_t *info, umpi_comm_t *comm,
                              MPI_Message *message, MPI_Status *status)
 {
     umpi_request_t *r = umpi_request_alloc(UMPI_REQ_MESSAGE, comm);
@@ -226,7 +337,25 @@ static int umpi__message_new(ucp_tag_message_h msg, const ucp_tag_recv_info_t *i
     }
     r->ucx_msg = msg;
     umpi__status_from_info(&r->status, info);
-    umpi__status_from_info(status, info);
+    if (umpi_unlikely(env != NULL)) {
+        /* a device message held by a probe, its envelope read then (src/cuda/p2p.c) */
+        r->ucx_msg = NULL;
+        r->tmp = env;
+    } else if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag))) {
+        /* a device message: the status must tell its length, which its envelope holds */
+        size_t len;
+        umpi_status_t st = umpi_cuda_p2p_probed_envelope(r, msg, info, &len);
+        if (st != UMPI_OK)
+            umpi_die(1, "reading the envelope of a matched device message failed: %s", umpi_status_last_msg());
+        r->ucx_msg = NULL;
+        umpi_status_set_bytes(&r->status, (MPI_Count) len);
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = r->status.MPI_SOURCE;
+        status->MPI_TAG = r->status.MPI_TAG;
+        status->count_lo = r->status.count_lo;
+        status->count_hi_and_cancelled = r->status.count_hi_and_cancelled;
+    }
     *message = r->handle;
     return MPI_SUCCESS;
 }
@@ -243,14 +372,15 @@ int umpi_impl_improbe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI
         return MPI_SUCCESS;
     }
     umpi_lock();
-    ucp_tag_message_h msg = umpi__probe(source, tag, comm_ptr, 1, &info);
+    void *env;
+    ucp_tag_message_h msg = umpi__mprobe(source, tag, comm_ptr, &info, &env);
     if (msg == NULL) {
         umpi_progress();
-        msg = umpi__probe(source, tag, comm_ptr, 1, &info);
+        msg = umpi__mprobe(source, tag, comm_ptr, &info, &env);
     }
     *flag = msg != NULL;
     if (msg != NULL)
-        err = umpi__message_new(msg, &info, comm_ptr, message, status);
+        err = umpi__message_new(env ? NULL : msg, env, &info, comm_ptr, message, status);
     umpi_unlock();
     return err;
 }
@@ -266,9 +396,10 @@ int umpi_impl_mprobe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Message *me
         return MPI_SUCCESS;
     }
     umpi_lock();
-    while ((msg = umpi__probe(source, tag, comm_ptr, 1, &info)) == NULL)
+    void *env;
+    while ((msg = umpi__mprobe(source, tag, comm_ptr, &info, &env)) == NULL)
         umpi_progress_step(&w);
-    int err = umpi__message_new(msg, &info, comm_ptr, message, status);
+    int err = umpi__message_new(env ? NULL : msg, env, &info, comm_ptr, message, status);
     umpi_unlock();
     return err;
 }
@@ -277,8 +408,6 @@ int umpi_impl_mprobe(int source, int tag, umpi_comm_t *comm_ptr, MPI_Message *me
 static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_Message message, umpi_request_t **out)
 {
     size_t bytes;
-    void *data, *ucx_req;
-    ucp_tag_recv_info_t info;
     umpi_request_t *r = umpi_request_get(message);
     if (r == NULL || r->kind != UMPI_REQ_MESSAGE)
         return umpi_err_create(MPI_ERR_REQUEST, "invalid message handle 0x%x in argument 'message'",
@@ -293,6 +422,25 @@ static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_M
     umpi_dtype_retain(dt);
     r->peer = r->status.MPI_SOURCE;
     r->tag = r->status.MPI_TAG;
+    err = umpi__matched_recv(r, bytes);
+    if (err == MPI_SUCCESS)
+        *out = r;
+    return err;
+}
+
+/* Starts the receive of r's matched message (r->ucx_msg, or an envelope in r->tmp; r->status
+ * from the probe) into r->buf, count, dt. */
+static int umpi__matched_recv(umpi_request_t *r, size_t bytes)
+{
+    void *data, *ucx_req;
+    ucp_tag_recv_info_t info;
+    int dev = -1, on_dev = 0, err = MPI_SUCCESS;
+    if (umpi_unlikely(umpi_cuda_active) && (on_dev = umpi__recv_on_device(r->buf, r->dt, bytes, &dev, &err), err))
+        return err;
+    if (umpi_unlikely(r->tmp != NULL || on_dev)) {
+        /* a device message (its envelope read at the probe), or a device receive buffer */
+        return umpi_cuda_p2p_mrecv(r, (ucp_tag_message_h) r->ucx_msg, bytes, dev, on_dev);
+    }
     size_t len;
     ucp_datatype_t udt;
     err = umpi__recv_target(r, bytes, &data, &len, &udt);
@@ -308,7 +456,6 @@ static int umpi__mrecv_start(void *buf, MPI_Count count, umpi_dtype_t *dt, MPI_M
         r->net_status = UCS_ERR_MESSAGE_TRUNCATED;
     if (r->done && r->slow_done)
         umpi_p2p_complete_slow(r);
-    *out = r;
     return MPI_SUCCESS;
 }
 

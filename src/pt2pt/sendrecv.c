@@ -1,6 +1,7 @@
 /* MPI_Sendrecv and MPI_Sendrecv_replace: the receive is posted first, so two ranks exchanging
  * with each other never wait on each other's send. */
 #include "pt2pt/umpi_p2p.h"
+#include "cuda/umpi_cuda_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,18 @@ int umpi_impl_sendrecv_replace(void *buf, MPI_Count count, umpi_dtype_t *datatyp
     if (err == MPI_SUCCESS) {
         MPI_Status st;
         err = umpi__send_then_wait(buf, count, dt, dest, sendtag, comm_ptr, r, &st);
+        int dev;
+        umpi_status_t cst;
         if (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_TRUNCATE) {
             MPI_Count got = umpi_status_get_bytes(&st);
-            if (dt->contig)
+            if (got > (MPI_Count) bytes)
+                got = (MPI_Count) bytes;
+            if (umpi_unlikely(umpi_cuda_active) &&
+                umpi_cuda_is_device_buf((char *) buf + dt->true_lb, dt->contig ? bytes : 1, &dev, &cst)) {
+                cst = umpi_cuda_unpack(dt, buf, count, tmp, (size_t) got); /* into device memory */
+                if (cst != UMPI_OK && err == MPI_SUCCESS)
+                    err = umpi_err_from_status(cst, "copying the received message into the device buffer");
+            } else if (dt->contig)
                 memcpy((char *) buf + dt->true_lb, tmp, (size_t) got);
             else
                 umpi_dtype_unpack(dt, tmp, got, buf);

@@ -1,7 +1,8 @@
 /*
  * Barrier, Bcast and Allreduce in their three forms (blocking, nonblocking, persistent) on
  * MPI_COMM_WORLD and a split communicator, for several sizes, roots and MPI_IN_PLACE; every
- * result is compared with what the ranks' inputs say it must be.
+ * result is compared with what the ranks' inputs say it must be. Buffers of the memory kind under
+ * test (MPITEST_MEMTYPE, mtest.h).
  */
 #include "mtest.h"
 
@@ -9,34 +10,38 @@ static void check_bcast(MPI_Comm comm, int n, int root, int mode)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
-    int *buf = malloc((size_t) (n ? n : 1) * sizeof(int));
+    int *buf = mt_malloc((size_t) (n ? n : 1) * sizeof(int));
     for (int i = 0; i < n; i++)
         buf[i] = rank == root ? i * 7 + root : -1;
+    mt_put(buf);
     MPI_Request req;
     if (mode == 0) {
-        MPI_Bcast(buf, n, MPI_INT, root, comm);
+        MPI_Bcast(mt_d(buf), n, MPI_INT, root, comm);
     } else if (mode == 1) {
-        MPI_Ibcast(buf, n, MPI_INT, root, comm, &req);
+        MPI_Ibcast(mt_d(buf), n, MPI_INT, root, comm, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else {
-        MPI_Bcast_init(buf, n, MPI_INT, root, comm, MPI_INFO_NULL, &req);
+        MPI_Bcast_init(mt_d(buf), n, MPI_INT, root, comm, MPI_INFO_NULL, &req);
         for (int k = 0; k < 3; k++) {
             if (rank == root)
                 for (int i = 0; i < n; i++)
                     buf[i] = i * 7 + root + k;
+            mt_put(buf);
             MPI_Start(&req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
+            mt_get(buf);
             for (int i = 0; i < n; i++)
                 MT_CHECK(buf[i] == i * 7 + root + k, "bcast_init round %d n=%d root=%d: buf[%d]=%d", k, n, root, i,
                          buf[i]);
         }
         MPI_Request_free(&req);
-        free(buf);
+        mt_mfree(buf);
         return;
     }
+    mt_get(buf);
     for (int i = 0; i < n; i++)
         MT_CHECK(buf[i] == i * 7 + root, "bcast mode %d n=%d root=%d: buf[%d]=%d", mode, n, root, i, buf[i]);
-    free(buf);
+    mt_mfree(buf);
 }
 
 static void check_allreduce(MPI_Comm comm, int n, int mode, int in_place)
@@ -44,24 +49,28 @@ static void check_allreduce(MPI_Comm comm, int n, int mode, int in_place)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    double *in = malloc((size_t) (n ? n : 1) * sizeof(double)), *out = malloc((size_t) (n ? n : 1) * sizeof(double));
+    double *in = mt_malloc((size_t) (n ? n : 1) * sizeof(double));
+    double *out = mt_malloc((size_t) (n ? n : 1) * sizeof(double));
     for (int i = 0; i < n; i++) {
         in[i] = rank + i;
         out[i] = in_place ? in[i] : -1;
     }
-    const void *sbuf = in_place ? MPI_IN_PLACE : in;
+    mt_put(in);
+    mt_put(out);
+    const void *sbuf = in_place ? MPI_IN_PLACE : mt_d(in);
     MPI_Request req;
     if (mode == 0) {
-        MPI_Allreduce(sbuf, out, n, MPI_DOUBLE, MPI_SUM, comm);
+        MPI_Allreduce(sbuf, mt_d(out), n, MPI_DOUBLE, MPI_SUM, comm);
     } else if (mode == 1) {
-        MPI_Iallreduce(sbuf, out, n, MPI_DOUBLE, MPI_SUM, comm, &req);
+        MPI_Iallreduce(sbuf, mt_d(out), n, MPI_DOUBLE, MPI_SUM, comm, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else {
-        MPI_Allreduce_init(sbuf, out, n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &req);
+        MPI_Allreduce_init(sbuf, mt_d(out), n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &req);
         MPI_Start(&req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_Request_free(&req);
     }
+    mt_get(out);
     for (int i = 0; i < n; i++) {
         double want = (double) size * (size - 1) / 2 + (double) size * i;
         MT_CHECK(out[i] == want, "allreduce mode %d n=%d in_place=%d: out[%d]=%g want %g", mode, n, in_place, i,
@@ -71,8 +80,8 @@ static void check_allreduce(MPI_Comm comm, int n, int mode, int in_place)
     int x = rank * 3, y = -1;
     MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_MAX, comm);
     MT_CHECK(y == (size - 1) * 3, "allreduce max: %d", y);
-    free(in);
-    free(out);
+    mt_mfree(in);
+    mt_mfree(out);
 }
 
 static void run(MPI_Comm comm)
@@ -107,20 +116,29 @@ static void overlap(MPI_Comm comm)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     enum { K = 6 };
-    int vals[K], sums[K], bc[K];
+    int *vals = mt_malloc(K * sizeof(int)), *sums = mt_malloc(K * sizeof(int)), *bc = mt_malloc(K * sizeof(int));
     MPI_Request reqs[2 * K];
     for (int k = 0; k < K; k++) {
         vals[k] = rank + k;
         bc[k] = rank == k % size ? 100 + k : -1;
-        MPI_Iallreduce(&vals[k], &sums[k], 1, MPI_INT, MPI_SUM, comm, &reqs[2 * k]);
-        MPI_Ibcast(&bc[k], 1, MPI_INT, k % size, comm, &reqs[2 * k + 1]);
+    }
+    mt_put(vals);
+    mt_put(bc);
+    for (int k = 0; k < K; k++) {
+        MPI_Iallreduce(mt_d(&vals[k]), mt_d(&sums[k]), 1, MPI_INT, MPI_SUM, comm, &reqs[2 * k]);
+        MPI_Ibcast(mt_d(&bc[k]), 1, MPI_INT, k % size, comm, &reqs[2 * k + 1]);
     }
     for (int k = 2 * K - 1; k >= 0; k--)
         MPI_Wait(&reqs[k], MPI_STATUS_IGNORE);
+    mt_get(sums);
+    mt_get(bc);
     for (int k = 0; k < K; k++) {
         MT_CHECK(sums[k] == size * (size - 1) / 2 + size * k, "overlapped iallreduce %d: %d", k, sums[k]);
         MT_CHECK(bc[k] == 100 + k, "overlapped ibcast %d: %d", k, bc[k]);
     }
+    mt_mfree(vals);
+    mt_mfree(sums);
+    mt_mfree(bc);
 }
 
 int main(int argc, char **argv)

@@ -3,7 +3,8 @@
  * persistent forms on MPI_COMM_WORLD and a split communicator: zero and odd counts, every root,
  * MPI_IN_PLACE where the standard allows it, a strided (resized) datatype on either side; every
  * result is checked against values computed locally. Run with UMPI_<COLL>_ALGORITHM to force each
- * algorithm. Also checks the errors of misused arguments (MPI_ERRORS_RETURN).
+ * algorithm. Also checks the errors of misused arguments (MPI_ERRORS_RETURN). Buffers of the memory
+ * kind under test (MPITEST_MEMTYPE, mtest.h).
  */
 #include "mtest.h"
 
@@ -21,7 +22,7 @@ static int val(int from, int to, int i)
 static int *ibuf(size_t elems, int k)
 {
     size_t n = elems * (size_t) stride[k] + 1;
-    int *b = malloc(n * sizeof(int));
+    int *b = mt_malloc(n * sizeof(int));
     for (size_t i = 0; i < n; i++)
         b[i] = -1;
     return b;
@@ -32,6 +33,7 @@ static int *ibuf(size_t elems, int k)
 #define RUN3(m, starts, B, I, P)                                                                          \
     do {                                                                                                  \
         MPI_Request rq_;                                                                                  \
+        mt_put_all();                                                                                     \
         if ((m) == 0) {                                                                                   \
             B;                                                                                            \
         } else if ((m) == 1) {                                                                            \
@@ -45,6 +47,7 @@ static int *ibuf(size_t elems, int k)
             }                                                                                             \
             MPI_Request_free(&rq_);                                                                       \
         }                                                                                                 \
+        mt_get_all();                                                                                     \
     } while (0)
 
 static MPI_Comm cm;
@@ -61,16 +64,16 @@ static void gather(int n, int root, int m, int inplace, int sk, int rk)
             AT(r, rk, root * n + i) = val(me, root, i);
         sb = MPI_IN_PLACE;
     }
-    RUN3(m, inplace ? 1 : 2, MPI_Gather(sb, n, ty[sk], r, n, ty[rk], root, cm),
-         MPI_Igather(sb, n, ty[sk], r, n, ty[rk], root, cm, &rq_),
-         MPI_Gather_init(sb, n, ty[sk], r, n, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, inplace ? 1 : 2, MPI_Gather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], root, cm),
+         MPI_Igather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], root, cm, &rq_),
+         MPI_Gather_init(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
     if (me == root)
         for (int j = 0; j < np; j++)
             for (int i = 0; i < n; i++)
                 MT_CHECK(AT(r, rk, j * n + i) == val(j, root, i), "gather n=%d root=%d mode=%d inplace=%d types %d%d: "
                          "[%d][%d] = %d", n, root, m, inplace, sk, rk, j, i, AT(r, rk, j * n + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void scatter(int n, int root, int m, int inplace, int sk, int rk)
@@ -81,16 +84,16 @@ static void scatter(int n, int root, int m, int inplace, int sk, int rk)
             for (int i = 0; i < n; i++)
                 AT(s, sk, j * n + i) = val(root, j, i);
     void *rb = inplace && me == root ? MPI_IN_PLACE : r;
-    RUN3(m, 2, MPI_Scatter(s, n, ty[sk], rb, n, ty[rk], root, cm),
-         MPI_Iscatter(s, n, ty[sk], rb, n, ty[rk], root, cm, &rq_),
-         MPI_Scatter_init(s, n, ty[sk], rb, n, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, 2, MPI_Scatter(mt_d(s), n, ty[sk], mt_d(rb), n, ty[rk], root, cm),
+         MPI_Iscatter(mt_d(s), n, ty[sk], mt_d(rb), n, ty[rk], root, cm, &rq_),
+         MPI_Scatter_init(mt_d(s), n, ty[sk], mt_d(rb), n, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
     for (int i = 0; i < n; i++) {
         int got = rb == MPI_IN_PLACE ? AT(s, sk, root * n + i) : AT(r, rk, i);
         MT_CHECK(got == val(root, me, i), "scatter n=%d root=%d mode=%d inplace=%d types %d%d: [%d] = %d", n, root,
                  m, inplace, sk, rk, i, got);
     }
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 /* v kinds: member j's block has (j + shift) % 3 * n elements, blocks in reverse order with a gap */
@@ -121,16 +124,16 @@ static void gatherv(int n, int root, int m, int inplace, int sk, int rk)
     }
     /* non-roots pass NULL count arrays: they are not significant there */
     int *c = me == root ? counts : NULL, *d = me == root ? displs : NULL;
-    RUN3(m, inplace ? 1 : 2, MPI_Gatherv(sb, mine, ty[sk], r, c, d, ty[rk], root, cm),
-         MPI_Igatherv(sb, mine, ty[sk], r, c, d, ty[rk], root, cm, &rq_),
-         MPI_Gatherv_init(sb, mine, ty[sk], r, c, d, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, inplace ? 1 : 2, MPI_Gatherv(mt_d(sb), mine, ty[sk], mt_d(r), c, d, ty[rk], root, cm),
+         MPI_Igatherv(mt_d(sb), mine, ty[sk], mt_d(r), c, d, ty[rk], root, cm, &rq_),
+         MPI_Gatherv_init(mt_d(sb), mine, ty[sk], mt_d(r), c, d, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
     if (me == root)
         for (int j = 0; j < np; j++)
             for (int i = 0; i < counts[j]; i++)
                 MT_CHECK(AT(r, rk, displs[j] + i) == val(j, root, i), "gatherv n=%d root=%d mode=%d: [%d][%d] = %d",
                          n, root, m, j, i, AT(r, rk, displs[j] + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void scatterv(int n, int root, int m, int inplace, int sk, int rk)
@@ -145,15 +148,15 @@ static void scatterv(int n, int root, int m, int inplace, int sk, int rk)
                 AT(s, sk, displs[j] + i) = val(root, j, i);
     void *rb = inplace && me == root ? MPI_IN_PLACE : r;
     int *c = me == root ? counts : NULL, *d = me == root ? displs : NULL;
-    RUN3(m, 2, MPI_Scatterv(s, c, d, ty[sk], rb, mine, ty[rk], root, cm),
-         MPI_Iscatterv(s, c, d, ty[sk], rb, mine, ty[rk], root, cm, &rq_),
-         MPI_Scatterv_init(s, c, d, ty[sk], rb, mine, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, 2, MPI_Scatterv(mt_d(s), c, d, ty[sk], mt_d(rb), mine, ty[rk], root, cm),
+         MPI_Iscatterv(mt_d(s), c, d, ty[sk], mt_d(rb), mine, ty[rk], root, cm, &rq_),
+         MPI_Scatterv_init(mt_d(s), c, d, ty[sk], mt_d(rb), mine, ty[rk], root, cm, MPI_INFO_NULL, &rq_));
     for (int i = 0; i < mine; i++) {
         int got = rb == MPI_IN_PLACE ? AT(s, sk, displs[root] + i) : AT(r, rk, i);
         MT_CHECK(got == val(root, me, i), "scatterv n=%d root=%d mode=%d: [%d] = %d", n, root, m, i, got);
     }
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void allgather(int n, int m, int inplace, int sk, int rk)
@@ -167,14 +170,15 @@ static void allgather(int n, int m, int inplace, int sk, int rk)
             AT(r, rk, me * n + i) = val(me, 0, i);
         sb = MPI_IN_PLACE;
     }
-    RUN3(m, 2, MPI_Allgather(sb, n, ty[sk], r, n, ty[rk], cm), MPI_Iallgather(sb, n, ty[sk], r, n, ty[rk], cm, &rq_),
-         MPI_Allgather_init(sb, n, ty[sk], r, n, ty[rk], cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, 2, MPI_Allgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm),
+         MPI_Iallgather(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, &rq_),
+         MPI_Allgather_init(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, MPI_INFO_NULL, &rq_));
     for (int j = 0; j < np; j++)
         for (int i = 0; i < n; i++)
             MT_CHECK(AT(r, rk, j * n + i) == val(j, 0, i), "allgather n=%d mode=%d inplace=%d types %d%d: [%d][%d] = %d",
                      n, m, inplace, sk, rk, j, i, AT(r, rk, j * n + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void allgatherv(int n, int m, int inplace, int sk, int rk)
@@ -191,15 +195,15 @@ static void allgatherv(int n, int m, int inplace, int sk, int rk)
             AT(r, rk, displs[me] + i) = val(me, 0, i);
         sb = MPI_IN_PLACE;
     }
-    RUN3(m, 2, MPI_Allgatherv(sb, mine, ty[sk], r, counts, displs, ty[rk], cm),
-         MPI_Iallgatherv(sb, mine, ty[sk], r, counts, displs, ty[rk], cm, &rq_),
-         MPI_Allgatherv_init(sb, mine, ty[sk], r, counts, displs, ty[rk], cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, 2, MPI_Allgatherv(mt_d(sb), mine, ty[sk], mt_d(r), counts, displs, ty[rk], cm),
+         MPI_Iallgatherv(mt_d(sb), mine, ty[sk], mt_d(r), counts, displs, ty[rk], cm, &rq_),
+         MPI_Allgatherv_init(mt_d(sb), mine, ty[sk], mt_d(r), counts, displs, ty[rk], cm, MPI_INFO_NULL, &rq_));
     for (int j = 0; j < np; j++)
         for (int i = 0; i < counts[j]; i++)
             MT_CHECK(AT(r, rk, displs[j] + i) == val(j, 0, i), "allgatherv n=%d mode=%d inplace=%d: [%d][%d] = %d", n,
                      m, inplace, j, i, AT(r, rk, displs[j] + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void alltoall(int n, int m, int inplace, int sk, int rk)
@@ -212,15 +216,15 @@ static void alltoall(int n, int m, int inplace, int sk, int rk)
                 AT(r, rk, j * n + i) = val(me, j, i);
         }
     const void *sb = inplace ? MPI_IN_PLACE : s;
-    RUN3(m, inplace ? 1 : 2, MPI_Alltoall(sb, n, ty[sk], r, n, ty[rk], cm),
-         MPI_Ialltoall(sb, n, ty[sk], r, n, ty[rk], cm, &rq_),
-         MPI_Alltoall_init(sb, n, ty[sk], r, n, ty[rk], cm, MPI_INFO_NULL, &rq_));
+    RUN3(m, inplace ? 1 : 2, MPI_Alltoall(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm),
+         MPI_Ialltoall(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, &rq_),
+         MPI_Alltoall_init(mt_d(sb), n, ty[sk], mt_d(r), n, ty[rk], cm, MPI_INFO_NULL, &rq_));
     for (int j = 0; j < np; j++)
         for (int i = 0; i < n; i++)
             MT_CHECK(AT(r, rk, j * n + i) == val(j, me, i), "alltoall n=%d mode=%d inplace=%d types %d%d: [%d][%d] = %d",
                      n, m, inplace, sk, rk, j, i, AT(r, rk, j * n + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 /* alltoallv / alltoallw (w: byte displacements, a datatype per peer): from j to me, (j + me) % 3 * n
@@ -246,9 +250,9 @@ static void alltoallv(int n, int m, int inplace, int w, int sk, int rk)
         }
     const void *sb = inplace ? MPI_IN_PLACE : s;
     if (!w) {
-        RUN3(m, inplace ? 1 : 2, MPI_Alltoallv(sb, sc, sd, ty[sk], r, rc, rd, ty[rk], cm),
-             MPI_Ialltoallv(sb, sc, sd, ty[sk], r, rc, rd, ty[rk], cm, &rq_),
-             MPI_Alltoallv_init(sb, sc, sd, ty[sk], r, rc, rd, ty[rk], cm, MPI_INFO_NULL, &rq_));
+        RUN3(m, inplace ? 1 : 2, MPI_Alltoallv(mt_d(sb), sc, sd, ty[sk], mt_d(r), rc, rd, ty[rk], cm),
+             MPI_Ialltoallv(mt_d(sb), sc, sd, ty[sk], mt_d(r), rc, rd, ty[rk], cm, &rq_),
+             MPI_Alltoallv_init(mt_d(sb), sc, sd, ty[sk], mt_d(r), rc, rd, ty[rk], cm, MPI_INFO_NULL, &rq_));
     } else {
         int sdb[8], rdb[8];
         for (int j = 0; j < np; j++) {
@@ -272,27 +276,27 @@ static void alltoallv(int n, int m, int inplace, int w, int sk, int rk)
             }
         }
         const void *sb2 = inplace ? MPI_IN_PLACE : s2;
-        RUN3(m, inplace ? 1 : 2, MPI_Alltoallw(sb2, sc, sdb, st, r2, rc, rdb, rt, cm),
-             MPI_Ialltoallw(sb2, sc, sdb, st, r2, rc, rdb, rt, cm, &rq_),
-             MPI_Alltoallw_init(sb2, sc, sdb, st, r2, rc, rdb, rt, cm, MPI_INFO_NULL, &rq_));
+        RUN3(m, inplace ? 1 : 2, MPI_Alltoallw(mt_d(sb2), sc, sdb, st, mt_d(r2), rc, rdb, rt, cm),
+             MPI_Ialltoallw(mt_d(sb2), sc, sdb, st, mt_d(r2), rc, rdb, rt, cm, &rq_),
+             MPI_Alltoallw_init(mt_d(sb2), sc, sdb, st, mt_d(r2), rc, rdb, rt, cm, MPI_INFO_NULL, &rq_));
         for (int j = 0; j < np; j++)
             for (int i = 0; i < rc[j]; i++) {
                 int got = r2[rd[j] * 2 + i * stride[(rk + j) % 2]];
                 MT_CHECK(got == val(j, me, i), "alltoallw n=%d mode=%d inplace=%d: [%d][%d] = %d", n, m, inplace, j, i,
                          got);
             }
-        free(s2);
-        free(r2);
-        free(s);
-        free(r);
+        mt_mfree(s2);
+        mt_mfree(r2);
+        mt_mfree(s);
+        mt_mfree(r);
         return;
     }
     for (int j = 0; j < np; j++)
         for (int i = 0; i < rc[j]; i++)
             MT_CHECK(AT(r, rk, rd[j] + i) == val(j, me, i), "alltoallv n=%d mode=%d inplace=%d types %d%d: [%d][%d] = %d",
                      n, m, inplace, sk, rk, j, i, AT(r, rk, rd[j] + i));
-    free(s);
-    free(r);
+    mt_mfree(s);
+    mt_mfree(r);
 }
 
 static void run(MPI_Comm comm)

@@ -5,7 +5,7 @@
  * with a reference computed locally from what each rank contributed. The testlist forces each
  * algorithm in turn (UMPI_<COLL>_ALGORITHM). The (type, op) pairs are a table: add rows as more
  * predefined ops are supported. A derived datatype (a vector of ints) is tried when the MPI
- * accepts reductions on it.
+ * accepts reductions on it. Buffers of the memory kind under test (MPITEST_MEMTYPE, mtest.h).
  */
 #include "mtest.h"
 
@@ -100,7 +100,7 @@ static double get(MPI_Datatype t, const void *b, int i)
  * For the vector type, n elements hold 2n values; the gaps hold a marker that must survive. */
 static void *make(MPI_Datatype t, MPI_Op op, int n, int r, int offset)
 {
-    char *b = malloc(esize(t) * (size_t) (n + 1));
+    char *b = mt_malloc(esize(t) * (size_t) (n + 1));
     for (int i = 0; i < n; i++) {
         if (t == vec_type && derived_mode) {
             int *e = (int *) (b + esize(t) * (size_t) i);
@@ -139,6 +139,7 @@ static void verify(MPI_Datatype t, MPI_Op op, const void *b, int n, int lo, int 
 #define RUN(mode, blocking, nonblocking, persistent)                                                        \
     do {                                                                                                   \
         MPI_Request req_;                                                                                  \
+        mt_put_all();                                                                                      \
         if ((mode) == 0) {                                                                                 \
             blocking;                                                                                      \
         } else if ((mode) == 1) {                                                                          \
@@ -152,6 +153,7 @@ static void verify(MPI_Datatype t, MPI_Op op, const void *b, int n, int lo, int 
             }                                                                                              \
             MPI_Request_free(&req_);                                                                       \
         }                                                                                                  \
+        mt_get_all();                                                                                      \
     } while (0)
 
 static void test_reduce(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mode, int in_place)
@@ -165,13 +167,13 @@ static void test_reduce(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mod
         void *in = make(t, op, n, rank, 0);
         void *out = make(t, op, n, rank == root && in_place ? rank : -1, 0);
         const void *sb = in_place && rank == root ? MPI_IN_PLACE : in;
-        RUN(mode, MPI_Reduce(sb, out, n, t, op, root, comm),
-            MPI_Ireduce(sb, out, n, t, op, root, comm, &req_),
-            MPI_Reduce_init(sb, out, n, t, op, root, comm, MPI_INFO_NULL, &req_));
+        RUN(mode, MPI_Reduce(mt_d(sb), mt_d(out), n, t, op, root, comm),
+            MPI_Ireduce(mt_d(sb), mt_d(out), n, t, op, root, comm, &req_),
+            MPI_Reduce_init(mt_d(sb), mt_d(out), n, t, op, root, comm, MPI_INFO_NULL, &req_));
         if (rank == root && !(mode == 2 && in_place)) /* in place twice would reduce twice */
             verify(t, op, out, n, 0, size - 1, 0, "reduce", mode, in_place);
-        free(in);
-        free(out);
+        mt_mfree(in);
+        mt_mfree(out);
     }
 }
 
@@ -184,11 +186,12 @@ static void test_allreduce(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int 
     const void *sb = in_place ? MPI_IN_PLACE : in;
     if (mode == 2 && in_place)
         mode = 1; /* a persistent in-place reduction would fold twice */
-    RUN(mode, MPI_Allreduce(sb, out, n, t, op, comm), MPI_Iallreduce(sb, out, n, t, op, comm, &req_),
-        MPI_Allreduce_init(sb, out, n, t, op, comm, MPI_INFO_NULL, &req_));
+    RUN(mode, MPI_Allreduce(mt_d(sb), mt_d(out), n, t, op, comm),
+        MPI_Iallreduce(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+        MPI_Allreduce_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     verify(t, op, out, n, 0, size - 1, 0, "allreduce", mode, in_place);
-    free(in);
-    free(out);
+    mt_mfree(in);
+    mt_mfree(out);
 }
 
 static void test_reduce_scatter(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mode, int in_place, int block)
@@ -209,19 +212,19 @@ static void test_reduce_scatter(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n,
     if (mode == 2 && in_place)
         mode = 0;
     if (block)
-        RUN(mode, MPI_Reduce_scatter_block(sb, out, n, t, op, comm),
-            MPI_Ireduce_scatter_block(sb, out, n, t, op, comm, &req_),
-            MPI_Reduce_scatter_block_init(sb, out, n, t, op, comm, MPI_INFO_NULL, &req_));
+        RUN(mode, MPI_Reduce_scatter_block(mt_d(sb), mt_d(out), n, t, op, comm),
+            MPI_Ireduce_scatter_block(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+            MPI_Reduce_scatter_block_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     else
-        RUN(mode, MPI_Reduce_scatter(sb, out, counts, t, op, comm),
-            MPI_Ireduce_scatter(sb, out, counts, t, op, comm, &req_),
-            MPI_Reduce_scatter_init(sb, out, counts, t, op, comm, MPI_INFO_NULL, &req_));
+        RUN(mode, MPI_Reduce_scatter(mt_d(sb), mt_d(out), counts, t, op, comm),
+            MPI_Ireduce_scatter(mt_d(sb), mt_d(out), counts, t, op, comm, &req_),
+            MPI_Reduce_scatter_init(mt_d(sb), mt_d(out), counts, t, op, comm, MPI_INFO_NULL, &req_));
     int off = t == vec_type && derived_mode ? 2 * before : before;
     verify(t, op, out, counts[rank], 0, size - 1, off, block ? "reduce_scatter_block" : "reduce_scatter", mode,
            in_place);
     free(counts);
-    free(in);
-    free(out);
+    mt_mfree(in);
+    mt_mfree(out);
 }
 
 static void test_scan(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mode, int in_place, int ex)
@@ -234,17 +237,18 @@ static void test_scan(MPI_Comm comm, MPI_Datatype t, MPI_Op op, int n, int mode,
     if (mode == 2 && in_place)
         mode = 1;
     if (ex)
-        RUN(mode, MPI_Exscan(sb, out, n, t, op, comm), MPI_Iexscan(sb, out, n, t, op, comm, &req_),
-            MPI_Exscan_init(sb, out, n, t, op, comm, MPI_INFO_NULL, &req_));
+        RUN(mode, MPI_Exscan(mt_d(sb), mt_d(out), n, t, op, comm),
+            MPI_Iexscan(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+            MPI_Exscan_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     else
-        RUN(mode, MPI_Scan(sb, out, n, t, op, comm), MPI_Iscan(sb, out, n, t, op, comm, &req_),
-            MPI_Scan_init(sb, out, n, t, op, comm, MPI_INFO_NULL, &req_));
+        RUN(mode, MPI_Scan(mt_d(sb), mt_d(out), n, t, op, comm), MPI_Iscan(mt_d(sb), mt_d(out), n, t, op, comm, &req_),
+            MPI_Scan_init(mt_d(sb), mt_d(out), n, t, op, comm, MPI_INFO_NULL, &req_));
     if (!ex)
         verify(t, op, out, n, 0, rank, 0, "scan", mode, in_place);
     else if (rank > 0)
         verify(t, op, out, n, 0, rank - 1, 0, "exscan", mode, in_place);
-    free(in);
-    free(out);
+    mt_mfree(in);
+    mt_mfree(out);
 }
 
 static void run_case(MPI_Comm comm, MPI_Datatype t, MPI_Op op)

@@ -6,7 +6,8 @@
  * operations that use the type are still pending. With one rank, the messages go to itself.
  * MPICH 4.0.2 fails the MPI_Pack overflow check and MPI_Status_set_elements with a derived type
  * (it counts whole elements of the type where MPI_Get_elements must give back the basic
- * elements that were set); it passes the rest.
+ * elements that were set); it passes the rest. The vector, subarray and large-block buffers are of
+ * the memory kind under test (MPITEST_MEMTYPE, mtest.h).
  */
 #include "mtest.h"
 
@@ -18,15 +19,17 @@ static void xfer(const void *sbuf, int count, MPI_Datatype stype, void *rbuf, in
                  MPI_Status *st)
 {
     MPI_Request r = MPI_REQUEST_NULL;
+    mt_put_all(); /* buffers from mt_malloc: MPI gets their mirrors (mt_d) */
     if (mt_size == 1) {
-        MPI_Irecv(rbuf, rcount, rtype, 0, 7, MPI_COMM_WORLD, &r);
-        MPI_Send(sbuf, count, stype, 0, 7, MPI_COMM_WORLD);
+        MPI_Irecv(mt_d(rbuf), rcount, rtype, 0, 7, MPI_COMM_WORLD, &r);
+        MPI_Send(mt_d(sbuf), count, stype, 0, 7, MPI_COMM_WORLD);
         MPI_Wait(&r, st);
     } else if (mt_rank == 0) {
-        MPI_Send(sbuf, count, stype, 1, 7, MPI_COMM_WORLD);
+        MPI_Send(mt_d(sbuf), count, stype, 1, 7, MPI_COMM_WORLD);
     } else if (mt_rank == 1) {
-        MPI_Recv(rbuf, rcount, rtype, 0, 7, MPI_COMM_WORLD, st);
+        MPI_Recv(mt_d(rbuf), rcount, rtype, 0, 7, MPI_COMM_WORLD, st);
     }
+    mt_get_all();
 }
 
 static int receiver(void)
@@ -37,7 +40,7 @@ static int receiver(void)
 static void test_vector(int n)
 {
     /* every other double of 2n doubles, received contiguously */
-    double *src = malloc(2 * n * sizeof(double)), *dst = malloc(n * sizeof(double));
+    double *src = mt_malloc(2 * n * sizeof(double)), *dst = mt_malloc(n * sizeof(double));
     MPI_Datatype v;
     MPI_Status st;
     MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &v);
@@ -68,8 +71,8 @@ static void test_vector(int n)
         MT_CHECK(c == 1, "count of vector %d", c);
     }
     MPI_Type_free(&v);
-    free(src);
-    free(dst);
+    mt_mfree(src);
+    mt_mfree(dst);
 }
 
 static void test_indexed_struct(void)
@@ -136,7 +139,7 @@ static void test_indexed_struct(void)
 static void test_subarray(int n)
 {
     /* the n/2 x n/2 block at (n/4, n/4) of an n x n array, to the same block of another array */
-    int *a = malloc(n * n * sizeof(int)), *b = malloc(n * n * sizeof(int));
+    int *a = mt_malloc(n * n * sizeof(int)), *b = mt_malloc(n * n * sizeof(int));
     MPI_Datatype sub;
     MPI_Status st;
     int h = n / 2, o = n / 4;
@@ -155,15 +158,15 @@ static void test_subarray(int n)
         MT_CHECK(bad == 0, "subarray %d: %d wrong", n, bad);
     }
     MPI_Type_free(&sub);
-    free(a);
-    free(b);
+    mt_mfree(a);
+    mt_mfree(b);
 }
 
 static void test_large_blocks(void)
 {
     /* 4 blocks of 64 KiB, 64 KiB apart, two elements: few large blocks (umpi: an iov list) */
     enum { B = 16384 };
-    int *src = malloc(16 * B * sizeof(int)), *dst = malloc(16 * B * sizeof(int));
+    int *src = mt_malloc(16 * B * sizeof(int)), *dst = mt_malloc(16 * B * sizeof(int));
     MPI_Datatype v;
     MPI_Status st;
     MPI_Type_vector(4, B, 2 * B, MPI_INT, &v);
@@ -187,8 +190,8 @@ static void test_large_blocks(void)
         MT_CHECK(c == 2 && ext == 7 * B * (MPI_Aint) sizeof(int), "count %d extent %ld", c, (long) ext);
     }
     MPI_Type_free(&v);
-    free(src);
-    free(dst);
+    mt_mfree(src);
+    mt_mfree(dst);
 }
 
 static void test_bottom(void)

@@ -2,6 +2,7 @@
  * Persistent requests: MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init, MPI_Bsend_init and
  * MPI_Recv_init, started with MPI_Start and MPI_Startall several times with new data each time;
  * an inactive persistent request completes at once with an empty status; MPI_Request_free.
+ * Buffers of the memory kind under test (MPITEST_MEMTYPE, mtest.h).
  */
 #include "mtest.h"
 
@@ -12,7 +13,7 @@ int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
     int right = (mt_rank + 1) % mt_size, left = (mt_rank + mt_size - 1) % mt_size;
-    int *out = malloc(sizeof(int) * N * 4), *in = malloc(sizeof(int) * N * 4);
+    int *out = mt_malloc(sizeof(int) * N * 4), *in = mt_malloc(sizeof(int) * N * 4);
     int bsize = N * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
     void *bbuf = malloc(bsize);
     MPI_Request sreq[4], rreq[4];
@@ -20,17 +21,18 @@ int main(int argc, char **argv)
 
     MPI_Buffer_attach(bbuf, bsize);
     /* One send of each kind to the right, four receives from the left; tag = kind. */
-    MPI_Send_init(out, N, MPI_INT, right, 0, MPI_COMM_WORLD, &sreq[0]);
-    MPI_Ssend_init(out + N, N, MPI_INT, right, 1, MPI_COMM_WORLD, &sreq[1]);
-    MPI_Rsend_init(out + 2 * N, N, MPI_INT, right, 2, MPI_COMM_WORLD, &sreq[2]);
-    MPI_Bsend_init(out + 3 * N, N, MPI_INT, right, 3, MPI_COMM_WORLD, &sreq[3]);
+    MPI_Send_init(mt_d(out), N, MPI_INT, right, 0, MPI_COMM_WORLD, &sreq[0]);
+    MPI_Ssend_init(mt_d(out + N), N, MPI_INT, right, 1, MPI_COMM_WORLD, &sreq[1]);
+    MPI_Rsend_init(mt_d(out + 2 * N), N, MPI_INT, right, 2, MPI_COMM_WORLD, &sreq[2]);
+    MPI_Bsend_init(mt_d(out + 3 * N), N, MPI_INT, right, 3, MPI_COMM_WORLD, &sreq[3]);
     for (int k = 0; k < 4; k++)
-        MPI_Recv_init(in + k * N, N, MPI_INT, left, k, MPI_COMM_WORLD, &rreq[k]);
+        MPI_Recv_init(mt_d(in + k * N), N, MPI_INT, left, k, MPI_COMM_WORLD, &rreq[k]);
 
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < 4 * N; i++)
             out[i] = mt_rank * 1000000 + round * 100000 + i;
         memset(in, 0, sizeof(int) * 4 * N);
+        mt_put_all();
 
         if (round % 2) {
             MPI_Startall(4, rreq);
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
         }
         MPI_Waitall(4, sreq, MPI_STATUSES_IGNORE);
         MPI_Waitall(4, rreq, st);
+        mt_get(in);
 
         int bad = 0;
         for (int i = 0; i < 4 * N; i++)
@@ -82,7 +85,7 @@ int main(int argc, char **argv)
     int bs;
     MPI_Buffer_detach(&b, &bs);
     free(bbuf);
-    free(out);
-    free(in);
+    mt_mfree(out);
+    mt_mfree(in);
     return mt_finish();
 }

@@ -43,3 +43,21 @@ void umpi_pmi_abort(int code, const char *msg)
     fflush(stderr);
     _exit(code);
 }
+
+/* src/coll/op.c's MPI_Reduce_local looks at device buffers (src/coll/device.c, src/cuda): host-only
+ * here. Weak, so that the tests linking src/cuda get the real umpi_cuda_active. */
+__attribute__((weak)) int umpi_cuda_active;
+__attribute__((weak)) int umpi_coll_dev_flag(const void *buf, MPI_Count count, const umpi_dtype_t *dt, int flag,
+                                             int *err)
+{
+    (void) buf, (void) count, (void) dt, (void) flag;
+    *err = MPI_SUCCESS;
+    return 0;
+}
+struct umpi_op;
+__attribute__((weak)) int umpi_coll_dev_reduce(const struct umpi_op *op, const void *in, void *inout, MPI_Count count,
+                                               umpi_dtype_t *dt, int flags)
+{
+    (void) op, (void) in, (void) inout, (void) count, (void) dt, (void) flags;
+    return MPI_ERR_INTERN;
+}

@@ -1,5 +1,6 @@
 /* UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). */
 #include "netmod/ucx/umpi_ucx.h"
+#include "cuda/umpi_cuda_p2p.h"
 #include "pt2pt/umpi_p2p.h"
 
 #include <stdlib.h>
@@ -183,9 +184,24 @@ static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_re
     }
 }
 
+/* A receive matched a device message's envelope: its protocol completes r (src/cuda/p2p.c). Out of
+ * line, so that the common callback keeps its registers. */
+static __attribute__((noinline)) void umpi__recv_envelope(void *ucx_req, ucs_status_t st,
+                                                          const ucp_tag_recv_info_t *info, umpi_request_t *r)
+{
+    ucp_tag_recv_info_t i = *info; /* info lives in ucx_req */
+    r->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    umpi_cuda_p2p_envelope(r, st, &i);
+}
+
 static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
 {
     umpi_request_t *r = user_data;
+    if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag)) && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED)) {
+        umpi__recv_envelope(ucx_req, st, info, r);
+        return;
+    }
     umpi__recv_fill(r, st, info);
     r->ucx_req = NULL;
     ucp_request_free(ucx_req);

@@ -12,7 +12,12 @@
  *   +----------------------+----------------------+----+--------------------------------+
  *   |   context id (20)    |   source rank (20)   | I  |           MPI tag (23)         |
  *   +----------------------+----------------------+----+--------------------------------+
- *   I: internal bit, set only by umpi's own protocols; never matched by MPI_ANY_TAG receives.
+ *   I: internal bit, set only by umpi's own protocols. On a collective context (odd id) it marks
+ *      internal traffic, which MPI receives never see. On a point-to-point context (even id) it
+ *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): on a process that
+ *      uses CUDA, receives longer than the envelope threshold (and probes) clear it from their
+ *      mask, so that an envelope matches what its message would; all other receives compare it
+ *      (UCX hashes only receives whose mask is full).
  *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
  */
 #ifndef UMPI_UCX_H

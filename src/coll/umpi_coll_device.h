@@ -1,0 +1,38 @@
+/*
+ * Collective steps on device buffers (device.c). A schedule step whose buffer is device memory is
+ * marked when it is built (umpi_sched.h's steps classify their buffers on a GPU machine); running
+ * it, the CPU never touches that buffer:
+ *
+ *   send     the data is copied (packed) to a host bounce of the step, which goes on the wire
+ *   receive  the message lands in the bounce; copied (unpacked) to the device when it completed
+ *   copy     a driver copy (both contiguous), else packed and unpacked through host memory
+ *   reduce   both operands copied to host memory, reduced by the CPU kernels, the result copied
+ *            back: the seam where GPU reduction kernels go (counted: reduce_staged)
+ *
+ * Messages stay ordinary host messages on the collective context: every algorithm, blocking,
+ * nonblocking and persistent, works on device buffers unchanged.
+ */
+#ifndef UMPI_COLL_DEVICE_H
+#define UMPI_COLL_DEVICE_H
+
+#include "coll/umpi_op.h"
+#include "core/umpi_obj.h"
+#include "cuda/umpi_cuda.h"
+
+#define UMPI_COLL_DEV_IN 0x1  /* the step reads device memory */
+#define UMPI_COLL_DEV_OUT 0x2 /* the step writes device memory */
+
+/* UMPI_COLL_DEV_IN/OUT (`flag`) when count x dt at buf is in device memory, else 0; an MPI error
+ * code in *err when the buffer cannot be classified. Only called on a GPU machine. */
+int umpi_coll_dev_flag(const void *buf, MPI_Count count, const umpi_dtype_t *dt, int flag, int *err);
+
+/* The local steps with device operands (flags: which ones). MPI error codes. */
+int umpi_coll_dev_reduce(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
+                         int flags);
+int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *dst, MPI_Count rcount,
+                       umpi_dtype_t *rdt, int flags);
+/* Packed bytes between a typed device buffer and a host bounce (send and receive steps). */
+int umpi_coll_dev_pack(const void *buf, MPI_Count count, umpi_dtype_t *dt, void *bounce);
+int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const void *bounce, size_t bytes);
+
+#endif /* UMPI_COLL_DEVICE_H */

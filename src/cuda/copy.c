@@ -1,0 +1,253 @@
+/*
+ * Moving bytes between host and device memory with the driver, for the paths that carry device
+ * buffers (p2p.c, the collective schedules). Interface: umpi_cuda_copy.h.
+ *
+ * Every copy goes on one stream of umpi's own (the pipeline pool's first stream, non-blocking, so
+ * it never waits for the application's work on the legacy stream) and is waited for with
+ * cuStreamSynchronize, or watched with an event by the caller (umpi_cuda_copy_start). The CPU
+ * never dereferences a device pointer here.
+ *
+ * Non-contiguous datatypes on device memory (until GPU pack kernels exist, the seam is
+ * umpi_cuda_pack / umpi_cuda_unpack): packing copies the span the data covers to host memory in
+ * one driver copy and packs there with the CPU engine when the span is at most twice the data
+ * (dense types), else one driver copy per contiguous block; unpacking always copies block by
+ * block, since writing back a whole span would also write the gaps, which the receive buffer
+ * does not own. Both are counted (dtype_staged).
+ */
+#include "cuda/umpi_cuda_copy.h"
+#include "cuda/umpi_cuda_pipe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Primary contexts umpi retained (devices 0..63), released at finalize. */
+#define UMPI__MAX_DEVICES 64
+static CUcontext umpi__primary[UMPI__MAX_DEVICES];
+
+umpi_status_t umpi_cuda_fail(const char *what, CUresult r)
+{
+    char buf[160];
+    umpi_status_msg("%s failed: %s", what, umpi_cuda_strerror(r, buf, sizeof(buf)));
+    return UMPI_ERR_OTHER;
+}
+
+umpi_status_t umpi_cuda_ctx_ensure(int device)
+{
+    CUcontext c = NULL;
+    CUresult r = umpi_cuda_drv.cuCtxGetCurrent(&c);
+    if (r == UMPI_CUDA_SUCCESS && c != NULL)
+        return UMPI_OK;
+    /* No context in this thread (the application made none current yet, or this is another
+     * thread): the device's primary context, the one the CUDA runtime uses too. */
+    if (device < 0 || device >= UMPI__MAX_DEVICES)
+        device = 0;
+    if (umpi__primary[device] == NULL) {
+        CUdevice dev;
+        r = umpi_cuda_drv.cuDeviceGet(&dev, device);
+        if (r == UMPI_CUDA_SUCCESS)
+            r = umpi_cuda_drv.cuDevicePrimaryCtxRetain(&umpi__primary[device], dev);
+        if (r != UMPI_CUDA_SUCCESS) {
+            umpi__primary[device] = NULL;
+            return umpi_cuda_fail("retaining the device's primary context", r);
+        }
+    }
+    r = umpi_cuda_drv.cuCtxSetCurrent(umpi__primary[device]);
+    if (r != UMPI_CUDA_SUCCESS)
+        return umpi_cuda_fail("making the device's primary context current", r);
+    umpi_debug(2, "cuda: no current context in this thread: device %d's primary context made current", device);
+    return UMPI_OK;
+}
+
+void umpi_cuda_copy_finalize(void)
+{
+    for (int d = 0; d < UMPI__MAX_DEVICES; d++) {
+        CUdevice dev;
+        if (umpi__primary[d] != NULL && umpi_cuda_drv.cuDeviceGet(&dev, d) == UMPI_CUDA_SUCCESS)
+            umpi_cuda_drv.cuDevicePrimaryCtxRelease(dev);
+        umpi__primary[d] = NULL;
+    }
+}
+
+umpi_status_t umpi_cuda_copy_stream(CUstream *s)
+{
+    umpi_status_t st = umpi_cuda_ctx_ensure(-1);
+    return st == UMPI_OK ? umpi_cuda_stage_streams(1, s) : st;
+}
+
+umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent ev)
+{
+    CUstream s;
+    umpi_status_t st = umpi_cuda_copy_stream(&s);
+    if (st != UMPI_OK)
+        return st;
+    CUresult r = umpi_cuda_drv.cuMemcpyAsync((CUdeviceptr) (uintptr_t) dst, (CUdeviceptr) (uintptr_t) src, n, s);
+    if (r != UMPI_CUDA_SUCCESS)
+        return umpi_cuda_fail("cuMemcpyAsync", r);
+    r = umpi_cuda_drv.cuEventRecord(ev, s);
+    if (r != UMPI_CUDA_SUCCESS) {
+        umpi_cuda_drv.cuStreamSynchronize(s);
+        return umpi_cuda_fail("cuEventRecord after a copy", r);
+    }
+    return UMPI_OK;
+}
+
+/* Waits for everything queued on the copy stream. */
+static umpi_status_t umpi__sync(CUstream s)
+{
+    CUresult r = umpi_cuda_drv.cuStreamSynchronize(s);
+    return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_fail("cuStreamSynchronize after a copy", r);
+}
+
+umpi_status_t umpi_cuda_copy(void *dst, const void *src, size_t n)
+{
+    if (n == 0)
+        return UMPI_OK;
+    CUstream s;
+    umpi_status_t st = umpi_cuda_copy_stream(&s);
+    if (st != UMPI_OK)
+        return st;
+    CUresult r = umpi_cuda_drv.cuMemcpyAsync((CUdeviceptr) (uintptr_t) dst, (CUdeviceptr) (uintptr_t) src, n, s);
+    if (r != UMPI_CUDA_SUCCESS)
+        return umpi_cuda_fail("cuMemcpyAsync", r);
+    return umpi__sync(s);
+}
+
+/* ---- datatypes on device memory ------------------------------------------------------------- */
+
+/* The blocks of count elements of dt in type-map (packed) order, adjacent ones merged: each is
+ * handed to the copy as (offset from buf, length, offset in the packed stream). */
+struct umpi__blockwalk {
+    CUstream s;
+    char *dev;        /* the typed buffer */
+    char *host;       /* the packed bytes */
+    int unpack;
+    MPI_Aint pend_off; /* the pending merged block */
+    MPI_Count pend_len, packed;
+    MPI_Count limit;  /* packed bytes to move */
+    unsigned long copies;
+    CUresult err;
+};
+
+static void umpi__flush_block(struct umpi__blockwalk *w)
+{
+    if (w->pend_len == 0 || w->err != UMPI_CUDA_SUCCESS)
+        return;
+    CUdeviceptr d = (CUdeviceptr) (uintptr_t) (w->dev + w->pend_off);
+    char *h = w->host + w->packed;
+    w->err = w->unpack ? umpi_cuda_drv.cuMemcpyAsync(d, (CUdeviceptr) (uintptr_t) h, (size_t) w->pend_len, w->s)
+                       : umpi_cuda_drv.cuMemcpyAsync((CUdeviceptr) (uintptr_t) h, d, (size_t) w->pend_len, w->s);
+    w->copies++;
+    w->packed += w->pend_len;
+    w->pend_len = 0;
+}
+
+/* Adds a block; returns 0 once `limit` packed bytes are covered. */
+static int umpi__block(struct umpi__blockwalk *w, MPI_Aint off, MPI_Aint len)
+{
+    MPI_Count left = w->limit - w->packed - w->pend_len;
+    if (len > left)
+        len = (MPI_Aint) left;
+    if (len <= 0)
+        return 0;
+    if (w->pend_len > 0 && w->pend_off + w->pend_len == off) {
+        w->pend_len += len;
+    } else {
+        umpi__flush_block(w);
+        w->pend_off = off;
+        w->pend_len = len;
+    }
+    return w->packed + w->pend_len < w->limit;
+}
+
+static void umpi__walk(const umpi_dtype_t *dt, MPI_Count count, struct umpi__blockwalk *w)
+{
+    for (MPI_Count e = 0; e < count; e++) {
+        MPI_Aint base = (MPI_Aint) e * dt->extent;
+        if (dt->builtin) {
+            if (dt->contig) {
+                if (!umpi__block(w, base + dt->true_lb, (MPI_Aint) dt->size))
+                    return;
+                continue;
+            }
+            for (int k = 0; k < dt->nblocks; k++)
+                if (!umpi__block(w, base + dt->blocks[k].disp, dt->blocks[k].len))
+                    return;
+            continue;
+        }
+        for (MPI_Count l = 0; l < dt->loop_count; l++) {
+            MPI_Aint lb = base + (MPI_Aint) l * dt->loop_stride;
+            for (MPI_Count k = 0; k < dt->nops; k++) {
+                const umpi_dt_op_t *op = &dt->ops[k];
+                for (MPI_Count j = 0; j < op->count; j++)
+                    if (!umpi__block(w, lb + op->disp + (MPI_Aint) j * op->stride, op->len))
+                        return;
+            }
+        }
+    }
+}
+
+static umpi_status_t umpi__blockwise(const umpi_dtype_t *dt, void *buf, MPI_Count count, void *host, size_t bytes,
+                                     int unpack)
+{
+    struct umpi__blockwalk w = { .dev = buf, .host = host, .unpack = unpack, .limit = (MPI_Count) bytes };
+    umpi_status_t st = umpi_cuda_copy_stream(&w.s);
+    if (st != UMPI_OK)
+        return st;
+    umpi__walk(dt, count, &w);
+    umpi__flush_block(&w);
+    umpi_status_t sync = umpi__sync(w.s); /* also after a failed copy: the queued ones use the buffers */
+    if (w.err != UMPI_CUDA_SUCCESS)
+        return umpi_cuda_fail(unpack ? "cuMemcpyAsync unpacking a datatype to device memory"
+                                     : "cuMemcpyAsync packing a datatype from device memory", w.err);
+    umpi_cuda_slow_path(UMPI_CUDA_STAT_dtype_staged, "cuda: %s %zu bytes of datatype %s %s device memory in %lu "
+                        "driver copies (GPU pack kernels: later)", unpack ? "unpacked" : "packed", bytes,
+                        dt->name && dt->name[0] ? dt->name : "(derived)", unpack ? "into" : "from", w.copies);
+    return sync;
+}
+
+umpi_status_t umpi_cuda_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count count, void *dst, size_t bytes)
+{
+    if (bytes == 0)
+        return UMPI_OK;
+    if (dt->contig)
+        return umpi_cuda_copy(dst, (const char *) buf + dt->true_lb, bytes);
+    /* The span the data covers: one copy and a CPU pack when it is dense enough. */
+    MPI_Aint ext = dt->extent < 0 ? -dt->extent : dt->extent;
+    MPI_Aint span = dt->true_extent + (MPI_Aint) (count - 1) * ext;
+    MPI_Aint lo = dt->true_lb + (dt->extent < 0 ? (MPI_Aint) (count - 1) * dt->extent : 0);
+    if (span > 0 && (size_t) span <= 2 * bytes) {
+        char *tmp = malloc((size_t) span);
+        if (tmp == NULL) {
+            umpi_status_msg("no memory for a %zd-byte staging copy of a device buffer", (ssize_t) span);
+            return UMPI_ERR_NOMEM;
+        }
+        umpi_status_t st = umpi_cuda_copy(tmp, (const char *) buf + lo, (size_t) span);
+        if (st == UMPI_OK) {
+            umpi_dtype_pack_range(dt, tmp - lo, count, 0, dst, (MPI_Count) bytes);
+            umpi_cuda_slow_path(UMPI_CUDA_STAT_dtype_staged, "cuda: packed %zu bytes of datatype %s from device "
+                                "memory through a host copy of its %zd-byte span (GPU pack kernels: later)", bytes,
+                                dt->name && dt->name[0] ? dt->name : "(derived)", (ssize_t) span);
+        }
+        free(tmp);
+        return st;
+    }
+    return umpi__blockwise(dt, (void *) buf, count, dst, bytes, 0);
+}
+
+umpi_status_t umpi_cuda_unpack(const umpi_dtype_t *dt, void *buf, MPI_Count count, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return UMPI_OK;
+    if (dt->contig)
+        return umpi_cuda_copy((char *) buf + dt->true_lb, src, bytes);
+    return umpi__blockwise(dt, buf, count, (void *) src, bytes, 1);
+}
+
+int umpi_cuda_is_device_buf(const void *ptr, size_t len, int *device, umpi_status_t *st)
+{
+    struct umpi_cuda_buf_info bi;
+    *st = umpi_cuda_classify(ptr, len, &bi);
+    if (device != NULL)
+        *device = bi.device;
+    return *st == UMPI_OK && bi.type == UMPI_CUDA_MEM_DEVICE;
+}
