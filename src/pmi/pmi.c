@@ -311,6 +311,46 @@ out:
     return st;
 }
 
+/*
+ * A rank's node when the server gives no PMIX_NODEID for it: libpmix 4.2 answers that key for the
+ * ranks of our own node only, whatever the server registered for the others (a server may also
+ * just not provide it). Their PMIX_HOSTNAME is there, and the job's PMIX_NODE_LIST ("a,b,c") in
+ * node-id order: the node is the position of the host name in that list; -1 if either is missing.
+ */
+static int umpi__node_by_hostname(const pmix_proc_t *proc)
+{
+    pmix_info_t info;
+    pmix_value_t *host = NULL, *list = NULL;
+    bool optional = true;
+    int node = -1;
+
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &optional, PMIX_BOOL);
+    if (PMIx_Get(proc, PMIX_HOSTNAME, &info, 1, &host) == PMIX_SUCCESS &&
+        PMIx_Get(&umpi__pmi.job, PMIX_NODE_LIST, &info, 1, &list) == PMIX_SUCCESS &&
+        host->type == PMIX_STRING && list->type == PMIX_STRING && host->data.string != NULL &&
+        list->data.string != NULL) {
+        size_t hlen = strlen(host->data.string);
+        const char *p = list->data.string;
+
+        for (int n = 0; *p != '\0'; n++) {
+            size_t len = strcspn(p, ",");
+
+            if (len == hlen && strncmp(p, host->data.string, len) == 0) {
+                node = n;
+                break;
+            }
+            p += len + (p[len] == ',');
+        }
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    if (host != NULL)
+        PMIX_VALUE_RELEASE(host);
+    if (list != NULL)
+        PMIX_VALUE_RELEASE(list);
+    return node;
+}
+
 int umpi_pmi_node_of(int rank)
 {
     pmix_proc_t proc;
@@ -326,7 +366,7 @@ int umpi_pmi_node_of(int rank)
         return node;
     PMIX_LOAD_PROCID(&proc, umpi__pmi.me.nspace, (pmix_rank_t)rank);
     if (umpi__get_number(&proc, PMIX_NODEID, &node) != UMPI_OK)
-        node = -1;
+        node = umpi__node_by_hostname(&proc);
     __atomic_store_n(&umpi__pmi.node_of[rank], node, __ATOMIC_RELAXED);
     return node;
 }

@@ -198,7 +198,7 @@ int mpirun_hosts_parse_file(struct mpirun_hostlist *hl, const char *path, char *
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
-    int lineno = 0, before = hl->n, rc = 0;
+    int lineno = 0, named = 0, rc = 0;
 
     if (f == NULL)
         return fail(err, errlen, "hostfile %s: %s", path, strerror(errno));
@@ -208,6 +208,7 @@ int mpirun_hosts_parse_file(struct mpirun_hostlist *hl, const char *path, char *
         lineno++;
         line[strcspn(line, "#")] = '\0';
         snprintf(where, sizeof(where), "hostfile %s, line %d: ", path, lineno);
+        named |= line[strspn(line, " \t\r\n")] != '\0';
         if (parse_line(hl, line, err, errlen, where) < 0) {
             rc = -1;
             break;
@@ -215,7 +216,7 @@ int mpirun_hosts_parse_file(struct mpirun_hostlist *hl, const char *path, char *
     }
     if (rc == 0 && ferror(f))
         rc = fail(err, errlen, "hostfile %s: %s", path, strerror(errno));
-    if (rc == 0 && hl->n == before)
+    if (rc == 0 && !named)
         rc = fail(err, errlen, "hostfile %s names no host", path);
     free(line);
     fclose(f);

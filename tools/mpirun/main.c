@@ -473,10 +473,16 @@ int main(int argc, char **argv)
     }
     if (prog < 0)
         return 1;
-    if (ho.have_mapping && !ho.have_list && !ho.have_file) {
-        mpirun_error("--map-by and -ppn place ranks on hosts: give them with --host or "
-                     "--hostfile");
-        return 1;
+    if (ho.have_mapping && !ho.have_list && !ho.have_file &&
+        ho.mapping.policy == MPIRUN_MAP_PPR) {
+        /* one machine: ppr:N:node is N ranks here (slot and node mapping change nothing) */
+        if (!ho.np_given)
+            job.np = ho.mapping.ppr;
+        else if (job.np > ho.mapping.ppr) {
+            mpirun_error("--map-by ppr:%d:node places at most %d ranks on this machine, not %d",
+                         ho.mapping.ppr, ho.mapping.ppr, job.np);
+            return 1;
+        }
     }
     job.argv = &argv[prog];
     job.path = resolve_program(argv[prog]);

@@ -10,9 +10,12 @@
  * owns the job state. libpmix does not hold a finalizing client until we answer, so a finalize
  * note can arrive after the rank's exit; launch.c allows for that.
  *
- * Every node registers the whole job: each rank's node id, local rank and host name, and its own
- * node's size, peers and leader, which is what src/pmi reads (PMIX_NODEID, PMIX_LOCAL_RANK,
- * PMIX_LOCAL_SIZE, ...), so that the ranks of one node find each other and the others.
+ * Every node registers the whole job: each rank's node id, local rank and host name, the node
+ * list in node-id order, and its own node's size, peers and leader, which is what src/pmi reads
+ * (PMIX_NODEID, PMIX_LOCAL_RANK, PMIX_LOCAL_SIZE, ...), so that the ranks of one node find each
+ * other and the others. (libpmix 4.2 answers PMIX_NODEID of a rank of another node from neither
+ * the rank's data nor the maps; src/pmi then takes the position of the rank's PMIX_HOSTNAME in
+ * PMIX_NODE_LIST, which the node map gives, in this same order.)
  */
 #include "mpirun.h"
 
@@ -363,7 +366,7 @@ static pmix_status_t register_nspace(struct mpirun_job *job)
         rc = add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING);
     if (rc == PMIX_SUCCESS)
         rc = add(list, PMIX_NODEID, &my_node, PMIX_UINT32);
-    for (int r = 0; r < job->np && rc == PMIX_SUCCESS; r++)
+    for (int r = 0; r < job->np && rc == PMIX_SUCCESS ; r++)
         rc = add_proc_data(list, job, r);
     if (rc == PMIX_SUCCESS)
         rc = PMIx_Info_list_convert(list, &darray);
