@@ -351,6 +351,19 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
     return i < argc ? i : 0;
 }
 
+/* src/core/knobs.c, compiled into mpirun for the launcher's knobs, reports a malformed value
+ * through this (libmpi's own writes "umpi[rank] ..."). */
+void umpi_log(const char *what, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "%s %s: ", mpirun_name, what);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 /* A knob of the launcher, from the one table (src/core/umpi_knobs.def), already loaded. */
 static const struct umpi_knob_info *knob(const char *name)
 {
