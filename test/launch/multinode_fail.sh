@@ -2,7 +2,8 @@
 # mpirun --host across "hosts" that are umpi daemons on this machine (local_agent.sh): failures on
 # another node end the whole job with a message naming rank and host and a nonzero exit status:
 # MPI_Abort, a segfault, an early exit, SIGTERM to mpirun, a daemon killed (a leaf, and one in the
-# middle of a tree); a launch agent that fails or a daemon that never connects; usage errors.
+# middle of a tree), mpirun killed; a launch agent that fails or a daemon that never connects;
+# usage errors.
 # No rank and no daemon is left behind.
 . "$(dirname "$0")/common.sh"
 build abort segv exit_early sleeper
@@ -103,6 +104,13 @@ expect_rc 1 "daemon of a killed (tree)"
 expect_err "lost the umpi daemon on a" "daemon of a killed (tree)"
 check_no_orphans "daemon of a killed (tree)"
 check_no_daemons "daemon of a killed (tree)"
+
+# mpirun itself killed with -9: every daemon sees its connection close and takes its ranks along.
+start_job 4 --host a:2,b:2 "$WORK/sleeper"
+kill -KILL $MP
+wait $MP 2>/dev/null
+check_no_orphans "mpirun killed by SIGKILL"
+check_no_daemons "mpirun killed by SIGKILL"
 
 # A launch agent that fails, and one that never starts the daemon.
 run --launch-agent false --host a,b "$WORK/sleeper"

@@ -975,10 +975,23 @@ static void all_down_check(struct mpirun_tree *t)
     }
 }
 
-/* Reaps the agents: they end once their daemons did; the ones that do not are made to. */
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Reaps the agents: they end once their daemons did (which have closed their connections by now
+ * and are stopping their PMIx servers); the ones that do not are made to, after 1 s and 2 s. */
 static void reap_agents(struct mpirun_tree *t)
 {
-    for (int pass = 0; pass < 300; pass++) {
+    double start = now_s();
+    int sent = 0;
+
+    for (;;) {
+        double waited = now_s() - start;
         int left = 0;
 
         for (int i = 0; i < t->nchild; i++) {
@@ -988,15 +1001,16 @@ static void reap_agents(struct mpirun_tree *t)
                 l->agent = 0;
             if (l->agent > 0) {
                 left++;
-                if (pass == 100)
+                if (sent == 0 && waited > 1.0)
                     kill(l->agent, SIGTERM);
-                else if (pass == 200)
+                else if (sent == 1 && waited > 2.0)
                     kill(l->agent, SIGKILL);
             }
         }
-        if (left == 0)
+        if (left == 0 || waited > 3.0)
             return;
-        usleep(10000);
+        sent += (sent == 0 && waited > 1.0) || (sent == 1 && waited > 2.0);
+        usleep(1000);
     }
 }
 
