@@ -272,8 +272,6 @@ void mpirun_tree_error(struct mpirun_job *job, int code, const char *fmt, ...)
 void mpirun_tree_check_done(struct mpirun_job *job);
 /* A child process exited: 1 if it was a launch agent (the tree took note), 0 otherwise. */
 int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
-/* The vertex whose daemon forks rank's process (0: the head). */
-int mpirun_tree_vertex_of_rank(struct mpirun_job *job, int rank);
 
 void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -127,11 +127,6 @@ static const char *vertex_host(const struct mpirun_tree *t, int v)
     return node >= 0 ? t->job->map.node_name[node] : t->job->hostname;
 }
 
-int mpirun_tree_vertex_of_rank(struct mpirun_job *job, int rank)
-{
-    return job->tree != NULL ? job->tree->node_vertex[job->map.node_of[rank]] : 0;
-}
-
 /* ---- sending ------------------------------------------------------------------------------------ */
 
 static void decongest(struct mpirun_tree *t, int resume);
@@ -1191,6 +1186,7 @@ int mpirun_tree_daemon_start(struct mpirun_job *job, int fd, struct mpirun_launc
         return -1;
 
     evutil_make_socket_nonblocking(fd);
+    keepalive(fd);
     t->parent = bufferevent_socket_new(job->base, fd, BEV_OPT_CLOSE_ON_FREE);
     if (t->parent == NULL)
         return -1;
