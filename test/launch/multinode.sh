@@ -130,6 +130,16 @@ for kind in barrier bcast allreduce; do
 done
 expect_daemons 2 "hierarchical collectives"
 
+# An agent with ssh's manners: its own options first, then the host, then one command line for a
+# shell (the daemon's command must survive being joined and split again).
+printf '#!/bin/sh\nwhile [ "${1#-}" != "$1" ]; do shift; shift; done\nhost=$1\nshift\necho $$ "$host" >>"$LOCAL_AGENT_PIDS"\nexec sh -c "exec $*"\n' >"$WORK/ssh_like.sh"
+chmod +x "$WORK/ssh_like.sh"
+run --launch-agent "$WORK/ssh_like.sh -o BatchMode=yes" --host a:2,b:2 "$WORK/multinode"
+expect_rc 0 "ssh-like agent"
+grep -q "^ No Errors" "$OUT" || fail "ssh-like agent: no 'No Errors' ($(head -c 300 "$ERR"))"
+expect_node 2 2,3 2 "ssh-like agent"
+expect_daemons 2 "ssh-like agent"
+
 # A tree: five hosts, two daemons per daemon, so the head starts two and they start the rest.
 UMPI_LAUNCH_FANOUT=2 runh --host a,b,c,d,e "$WORK/multinode"
 expect_rc 0 "5 hosts, fan-out 2"

@@ -875,6 +875,13 @@ int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts
         return -1;
     }
     self[n] = '\0';
+    /* A remote shell (ssh) joins the command's words and splits them again: they must survive. */
+    if (self[strspn(self, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-")]) {
+        mpirun_error("mpirun's own path '%s' holds characters that a remote shell would take "
+                     "apart; to run on other hosts, install umpi under a path of letters, digits "
+                     "and / . _ + -", self);
+        return -1;
+    }
     t->daemon_path = strdup(self);
 
     /* the ranks of the other nodes run until their daemons report otherwise */
