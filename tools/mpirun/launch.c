@@ -556,8 +556,11 @@ int mpirun_launch(struct mpirun_job *job)
         event_base_loop(job->base, EVLOOP_NONBLOCK);
     }
     unstarted_ranks_gone(job);
-    if (job->vertex > 0 || job->nrunning > 0 || job->npending > 0)
-        event_base_dispatch(job->base);
+    /* Until every rank is accounted for (a daemon: until the head says the job is over). A
+     * loopbreak can come from a callback run by any loop, the start-up one above included, so
+     * the condition is checked here rather than trusted to the break. */
+    while (job->vertex > 0 ? !mpirun_tree_done(job) : job->nrunning > 0 || job->npending > 0)
+        event_base_loop(job->base, EVLOOP_ONCE);
     rc = 0;
 
 out:

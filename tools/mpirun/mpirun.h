@@ -270,6 +270,8 @@ void mpirun_tree_error(struct mpirun_job *job, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Daemon: stops the event loop once the head said the job is over and nothing is left to do. */
 void mpirun_tree_check_done(struct mpirun_job *job);
+/* Daemon: whether that happened, or the parent is gone. */
+int mpirun_tree_done(struct mpirun_job *job);
 /* A child process exited: 1 if it was a launch agent (the tree took note), 0 otherwise. */
 int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
 

@@ -109,6 +109,8 @@ struct mpirun_tree {
     struct evbuffer *fence_data;
 
     int shutdown;                 /* SHUTDOWN sent (head) or received (daemon) */
+    int shutdown_over;            /* head: the wait for the daemons' BYE timed out */
+    int flush_over;               /* daemon: the wait for its last messages to leave timed out */
     int parent_lost;
     int congested;
     int finished;
@@ -963,12 +965,19 @@ void mpirun_tree_stdin(struct mpirun_job *job, const char *p, size_t len)
     mpirun_wbuf_free(&w);
 }
 
-static void all_down_check(struct mpirun_tree *t)
+static int all_down(const struct mpirun_tree *t)
 {
     for (int i = 0; i < t->nchild; i++) {
         if (t->child[i].state != LINK_DOWN)
-            return;
+            return 0;
     }
+    return 1;
+}
+
+static void all_down_check(struct mpirun_tree *t)
+{
+    if (!all_down(t))
+        return;
     if (t->job->vertex == 0) {
         if (t->shutdown)
             event_base_loopbreak(t->job->base);
@@ -1027,6 +1036,7 @@ static void on_shutdown_timeout(evutil_socket_t fd, short what, void *arg)
             link_close(&t->child[i]);
         }
     }
+    t->shutdown_over = 1;
     event_base_loopbreak(t->job->base);
 }
 
@@ -1163,6 +1173,11 @@ static void on_parent_event(struct bufferevent *bev, short what, void *arg)
         parent_gone(arg);
 }
 
+int mpirun_tree_done(struct mpirun_job *job)
+{
+    return job->tree->finished || job->tree->parent_lost;
+}
+
 void mpirun_tree_check_done(struct mpirun_job *job)
 {
     struct mpirun_tree *t = job->tree;
@@ -1270,7 +1285,7 @@ static void on_flush_timeout(evutil_socket_t fd, short what, void *arg)
 {
     struct mpirun_tree *t = arg;
 
-    event_base_loopbreak(t->job->base);
+    t->flush_over = 1;
 }
 
 /* Writes what is queued to the parent (the bufferevent owns its buffer: the loop must run),
@@ -1287,7 +1302,10 @@ static void flush_parent(struct mpirun_tree *t)
     bufferevent_setcb(t->parent, NULL, on_parent_flushed, on_parent_event, t);
     if (timer != NULL)
         evtimer_add(timer, &tv);
-    event_base_dispatch(t->job->base);
+    t->flush_over = 0;
+    while (!t->flush_over && !t->parent_lost &&
+           evbuffer_get_length(bufferevent_get_output(t->parent)) > 0)
+        event_base_loop(t->job->base, EVLOOP_ONCE);
     if (timer != NULL)
         event_free(timer);
 }
@@ -1314,12 +1332,9 @@ void mpirun_tree_finish(struct mpirun_job *job)
         }
         if (timer != NULL)
             evtimer_add(timer, &tv);
-        for (int i = 0; i < t->nchild; i++) {
-            if (t->child[i].state != LINK_DOWN) {
-                event_base_dispatch(job->base);
-                break;
-            }
-        }
+        /* Other callbacks (a reaped agent) break loops too: wait on the links themselves. */
+        while (!t->shutdown_over && !all_down(t))
+            event_base_loop(job->base, EVLOOP_ONCE);
         if (timer != NULL)
             event_free(timer);
     } else if (!t->parent_lost) {
