@@ -9,8 +9,8 @@ mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/server.c
 # which would load UCX into every mpirun.
 mpirun_SOURCES += tools/mpirun/hosts.c tools/mpirun/wire.h tools/mpirun/wire.c \
 	tools/mpirun/tree.c tools/mpirun/daemon.c src/core/knobs.c
-mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS)
-mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS) -lpthread
+mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS) $(HWLOC_CFLAGS)
+mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS) $(HWLOC_LIBS) -lpthread
 dist_man1_MANS += man/man1/mpirun.1
 
 # mpiexec is mpirun under the standard's name: a link, for the program and for its man page.

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 
@@ -387,8 +388,30 @@ out:
     return rc;
 }
 
+/*
+ * The node's topology, for libpmix. Left to itself, libpmix discovers it with every hwloc
+ * component, I/O devices included: reading the PCI tree and probing for X11 displays (GL) takes
+ * tens of milliseconds of every start, on every node. PMIx needs the processors and memory only
+ * (for locality); the ranks discover what they need themselves.
+ */
+static hwloc_topology_t server_topo;
+
+static void load_topology(void)
+{
+    if (hwloc_topology_init(&server_topo) != 0) {
+        server_topo = NULL;
+        return;
+    }
+    hwloc_topology_set_io_types_filter(server_topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (hwloc_topology_load(server_topo) != 0) {
+        hwloc_topology_destroy(server_topo);
+        server_topo = NULL;
+    }
+}
+
 int mpirun_server_start(struct mpirun_job *job)
 {
+    pmix_topology_t topo = { .source = "hwloc" };
     const char *base = getenv("TMPDIR");
     void *list = NULL;
     pmix_data_array_t darray = { 0 };
@@ -432,6 +455,10 @@ int mpirun_server_start(struct mpirun_job *job)
         rc = add(list, PMIX_HOSTNAME, job->hostname, PMIX_STRING);
     if (rc == PMIX_SUCCESS)
         rc = add(list, PMIX_NODEID, &nodeid, PMIX_UINT32);
+    load_topology();
+    topo.topology = server_topo;
+    if (rc == PMIX_SUCCESS && server_topo != NULL)
+        rc = add(list, PMIX_TOPOLOGY2, &topo, PMIX_TOPO);
     if (rc == PMIX_SUCCESS)
         rc = PMIx_Info_list_convert(list, &darray);
     if (rc == PMIX_SUCCESS)
@@ -484,6 +511,9 @@ void mpirun_server_stop(struct mpirun_job *job)
     if (job->server_up)
         PMIx_server_finalize();
     job->server_up = 0;
+    if (server_topo != NULL)
+        hwloc_topology_destroy(server_topo);
+    server_topo = NULL;
     if (job->tmpdir[0] != '\0')
         nftw(job->tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
