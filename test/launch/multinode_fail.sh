@@ -9,7 +9,10 @@
 build abort segv exit_early sleeper
 AGENT=$SRCDIR/local_agent.sh
 LOCAL_AGENT_PIDS=$WORK/daemons
-export LOCAL_AGENT_PIDS
+# The PMIx directories of daemons killed on purpose stay in the scratch folder, not in /tmp.
+TMPDIR=$WORK/tmp
+export LOCAL_AGENT_PIDS TMPDIR
+mkdir -p "$TMPDIR"
 : >"$LOCAL_AGENT_PIDS"
 
 runh() { run --launch-agent "$AGENT" "$@"; }
