@@ -11,6 +11,9 @@ dist_bench_DATA += bench/coll_bench.h bench/osu_allreduce.c bench/osu_bcast.c be
 	bench/osu_allgather.c bench/osu_alltoall.c bench/osu_barrier.c bench/osu_iallreduce.c \
 	bench/coll_params.c
 dist_bench_SCRIPTS = bench/compare
+# mpirun's start-up across hosts (issue 6): bench/launch_startup times bench/init_finalize.c
+dist_bench_DATA += bench/init_finalize.c
+dist_bench_SCRIPTS += bench/launch_startup
 EXTRA_DIST += bench/NOTES.md
 
 # `make bench [BENCH_ARGS="-r 3 -s 8,64K,1M,4M --check"]`: compare the installed umpi with the

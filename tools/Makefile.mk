@@ -4,8 +4,13 @@
 bin_PROGRAMS += mpirun
 mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/server.c \
 	tools/mpirun/launch.c tools/mpirun/iof.c
-mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS)
-mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS)
+# issue 6: across machines (hosts and mapping, the launch tree, its messages, the daemons). The
+# knob table (UMPI_LAUNCH_*) is compiled in from src/core/knobs.c rather than linked from libmpi,
+# which would load UCX into every mpirun.
+mpirun_SOURCES += tools/mpirun/hosts.c tools/mpirun/wire.h tools/mpirun/wire.c \
+	tools/mpirun/tree.c tools/mpirun/daemon.c src/core/knobs.c
+mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS) $(HWLOC_CFLAGS)
+mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS) $(HWLOC_LIBS) -lpthread
 dist_man1_MANS += man/man1/mpirun.1
 
 # mpiexec is mpirun under the standard's name: a link, for the program and for its man page.

@@ -98,3 +98,12 @@ check_PROGRAMS += test/unit/test_pmi2
 test_unit_test_pmi2_SOURCES = test/unit/test_pmi2.c src/pmi/pmi2.c src/pmi/pmi2_format.c $(UMPI_UNIT_BASE)
 test_unit_test_pmi2_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_pmi2_LDADD = $(UMPI_UNIT_LDADD)
+# mpirun's host lists and mapping (tools/mpirun/hosts.c; issue 6): plain C, no MPI
+check_PROGRAMS += test/unit/test_mpirun_hosts
+test_unit_test_mpirun_hosts_SOURCES = test/unit/test_mpirun_hosts.c tools/mpirun/hosts.c test/unit/unit.h
+test_unit_test_mpirun_hosts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -I$(top_srcdir)/tools/mpirun
+# ... and the launch tree's messages (tools/mpirun/wire.c)
+check_PROGRAMS += test/unit/test_mpirun_wire
+test_unit_test_mpirun_wire_SOURCES = test/unit/test_mpirun_wire.c tools/mpirun/wire.c tools/mpirun/hosts.c \
+	test/unit/unit.h
+test_unit_test_mpirun_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -I$(top_srcdir)/tools/mpirun

@@ -232,9 +232,7 @@ void mpirun_bind_usage(FILE *f)
         "                     socket, or slot: the next free core), n cores per rank\n"
         "  --cpus-per-rank n  same as :PE=n\n"
         "  --cpu-set LIST     run the ranks only on these cpus (OS numbers, e.g. 0-3,8)\n"
-        "  --report-bindings  print each rank's binding on stderr (object, cpu list, mask)\n"
-        "  --oversubscribe    let bound ranks share objects when there are more ranks than\n"
-        "                     cores (without binding any number of ranks may share the cores)\n");
+        "  --report-bindings  print each rank's binding on stderr (object, cpu list, mask)\n");
 }
 
 /* ---- the plan --------------------------------------------------------------------------------- */
@@ -679,7 +677,10 @@ int mpirun_bind_setup(struct mpirun_job *job, int local_size)
     /* mpirun's own cpus: what taskset, numactl or a cgroup left it, and so its ranks. */
     if (hwloc_get_cpubind(topo, avail, HWLOC_CPUBIND_PROCESS) != 0 || hwloc_bitmap_iszero(avail))
         hwloc_bitmap_copy(avail, hwloc_topology_get_topology_cpuset(topo));
-    if (gethostname(host, sizeof(host)) != 0)
+    /* the node's name in the host list (mpirun --host), else the machine's */
+    if (job->hostname[0] != '\0')
+        snprintf(host, sizeof(host), "%s", job->hostname);
+    else if (gethostname(host, sizeof(host)) != 0)
         snprintf(host, sizeof(host), "localhost");
     host[sizeof(host) - 1] = '\0';
 

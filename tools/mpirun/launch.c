@@ -7,6 +7,11 @@
  * and mpirun's exit status is that of the first failure. Each rank leads its own process group
  * (so its own children die with it) and asks the kernel for SIGKILL if mpirun dies (so no rank
  * outlives an mpirun killed with -9).
+ *
+ * Across machines each process of the tree (tree.c) does this for the ranks of its own node; the
+ * head alone judges exits and decides the job's end, from what the daemons report: a daemon
+ * settles a rank's exit as below and passes it up instead of judging it, and the head's END
+ * reaches every daemon, which terminates its ranks in the same way.
  */
 #include "mpirun.h"
 
@@ -22,8 +27,8 @@
 
 #include <event2/event.h>
 
-#define FAIL_GRACE_S   0.5   /* MPI_Abort and rank failures: every rank gone within a second */
-#define SIGNAL_GRACE_S 2.0   /* SIGINT/SIGTERM: time for the ranks to act on the signal */
+#define FAIL_GRACE_S   MPIRUN_FAIL_GRACE_S
+#define SIGNAL_GRACE_S MPIRUN_SIGNAL_GRACE_S
 
 static struct event *sig_events[8];
 static int nsig_events;
@@ -42,22 +47,27 @@ static void signal_ranks(struct mpirun_job *job, int signo)
     }
 }
 
+void mpirun_signal_local(struct mpirun_job *job, int signo)
+{
+    signal_ranks(job, signo);
+}
+
 static void on_kill_timer(evutil_socket_t fd, short what, void *arg)
 {
     signal_ranks(arg, SIGKILL);
 }
 
-void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s)
+void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s)
 {
     struct timeval tv = { .tv_sec = (long)grace_s,
                           .tv_usec = (long)((grace_s - (long)grace_s) * 1e6) };
 
-    if (!job->have_exit_code) {
-        job->exit_code = exit_code;
-        job->have_exit_code = 1;
-    }
-    if (job->ending)
+    if (signo == SIGKILL || (job->ending && signo != 0)) {
+        /* asked again, or asked to be quick: no grace */
+        signal_ranks(job, SIGKILL);
+        job->ending = 1;
         return;
+    }
     job->ending = 1;
     signal_ranks(job, signo);
     if (job->kill_timer == NULL)
@@ -66,9 +76,54 @@ void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double gra
         signal_ranks(job, SIGKILL);
 }
 
+void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s)
+{
+    if (!job->have_exit_code) {
+        job->exit_code = exit_code;
+        job->have_exit_code = 1;
+    }
+    if (job->ending)
+        return;
+    mpirun_tree_end(job, signo, grace_s);
+    mpirun_end_local(job, signo, grace_s);
+}
+
+const char *mpirun_rank_where(struct mpirun_job *job, int rank, char *buf, size_t len)
+{
+    struct mpirun_rank *rk = &job->ranks[rank];
+
+    if (job->multi)
+        snprintf(buf, len, "pid %ld on %s", (long)rk->pid,
+                 job->map.node_name[job->map.node_of[rank]]);
+    else
+        snprintf(buf, len, "pid %ld", (long)rk->pid);
+    return buf;
+}
+
 static void settle(struct mpirun_job *job, struct mpirun_rank *rk);
 
 /* ---- what the PMIx thread saw ----------------------------------------------------------------- */
+
+static void report_abort(struct mpirun_job *job, struct mpirun_rank *rk, int code, const char *msg)
+{
+    char where[300] = "";
+
+    if (!job->ending) {
+        if (job->multi) {
+            where[0] = ' ';
+            where[1] = '(';
+            mpirun_rank_where(job, rk->rank, where + 2, sizeof(where) - 3);
+            strcat(where, ")");
+        }
+        if (msg[0] != '\0')
+            fprintf(stderr, "%s: rank %d%s aborted the job with code %d: %s\n", mpirun_name,
+                    rk->rank, where, code, msg);
+        else
+            fprintf(stderr, "%s: rank %d%s aborted the job with code %d\n", mpirun_name,
+                    rk->rank, where, code);
+    }
+    mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
+}
 
 void mpirun_handle_notes(struct mpirun_job *job)
 {
@@ -77,6 +132,10 @@ void mpirun_handle_notes(struct mpirun_job *job)
     while ((n = mpirun_server_take_note()) != NULL) {
         struct mpirun_rank *rk = n->rank >= 0 && n->rank < job->np ? &job->ranks[n->rank] : NULL;
 
+        if (n->kind == MPIRUN_NOTE_FENCE) {
+            mpirun_tree_fence(job, n);   /* the tree keeps the note until the fence ends */
+            continue;
+        }
         if (rk == NULL) {
             free(n);
             continue;
@@ -91,16 +150,13 @@ void mpirun_handle_notes(struct mpirun_job *job)
             break;
         case MPIRUN_NOTE_ABORT:
             rk->aborted = 1;
-            if (!job->ending) {
-                if (n->msg[0] != '\0')
-                    fprintf(stderr, "%s: rank %d aborted the job with code %d: %s\n", mpirun_name,
-                            n->rank, n->code, n->msg);
-                else
-                    fprintf(stderr, "%s: rank %d aborted the job with code %d\n", mpirun_name,
-                            n->rank, n->code);
-            }
-            mpirun_end_job(job, n->code, SIGTERM, FAIL_GRACE_S);
+            if (job->vertex > 0)
+                mpirun_tree_rank_abort(job, rk, n->code, n->data);
+            else
+                report_abort(job, rk, n->code, n->data);
             settle(job, rk);
+            break;
+        case MPIRUN_NOTE_FENCE:
             break;
         }
         free(n);
@@ -125,25 +181,30 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
  */
 #define VERDICT_WAIT_S 0.5
 
-static void maybe_done(struct mpirun_job *job)
+void mpirun_maybe_done(struct mpirun_job *job)
 {
-    if (job->nrunning == 0 && job->npending == 0)
+    /* A daemon runs until the head says the job is over (tree.c). */
+    if (job->vertex > 0)
+        mpirun_tree_check_done(job);
+    else if (job->nrunning == 0 && job->npending == 0)
         event_base_loopbreak(job->base);
 }
 
 static void judge_exit(struct mpirun_job *job, struct mpirun_rank *rk)
 {
     int status = rk->status;
+    char where[300];
 
     /* Once we are killing the ranks their deaths are ours; and an aborting rank was announced. */
     if (job->ending || rk->aborted)
         return;
 
+    mpirun_rank_where(job, rk->rank, where, sizeof(where));
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
 
-        fprintf(stderr, "%s: rank %d (pid %ld) killed by signal %d (%s)%s\n", mpirun_name,
-                rk->rank, (long)rk->pid, sig, strsignal(sig),
+        fprintf(stderr, "%s: rank %d (%s) killed by signal %d (%s)%s\n", mpirun_name,
+                rk->rank, where, sig, strsignal(sig),
                 job->nrunning > 0 ? "; ending the job" : "");
         mpirun_end_job(job, 128 + sig, SIGTERM, FAIL_GRACE_S);
     } else if (WEXITSTATUS(status) != 0) {
@@ -157,16 +218,25 @@ static void judge_exit(struct mpirun_job *job, struct mpirun_rank *rk)
             }
             return;
         }
-        fprintf(stderr, "%s: rank %d (pid %ld) exited with code %d%s%s\n", mpirun_name, rk->rank,
-                (long)rk->pid, code, rk->connected ? " before MPI_Finalize" : "",
+        fprintf(stderr, "%s: rank %d (%s) exited with code %d%s%s\n", mpirun_name, rk->rank,
+                where, code, rk->connected ? " before MPI_Finalize" : "",
                 job->nrunning > 0 ? "; ending the job" : "");
         mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
     } else if (rk->connected && !rk->finalized && rk->others_running) {
         /* The others would wait for it for ever in their next collective. */
-        fprintf(stderr, "%s: rank %d (pid %ld) exited without calling MPI_Finalize; ending the job\n",
-                mpirun_name, rk->rank, (long)rk->pid);
+        fprintf(stderr, "%s: rank %d (%s) exited without calling MPI_Finalize; ending the job\n",
+                mpirun_name, rk->rank, where);
         mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
     }
+}
+
+/* The exit of a rank of ours is settled: the head judges it, a daemon passes it up. */
+static void exit_settled(struct mpirun_job *job, struct mpirun_rank *rk)
+{
+    if (job->vertex > 0)
+        mpirun_tree_rank_exit(job, rk);
+    else
+        judge_exit(job, rk);
 }
 
 static void settle(struct mpirun_job *job, struct mpirun_rank *rk)
@@ -175,8 +245,8 @@ static void settle(struct mpirun_job *job, struct mpirun_rank *rk)
         return;
     rk->verdict_pending = 0;
     job->npending--;
-    judge_exit(job, rk);
-    maybe_done(job);
+    exit_settled(job, rk);
+    mpirun_maybe_done(job);
 }
 
 static void on_verdict_timer(evutil_socket_t fd, short what, void *arg)
@@ -206,7 +276,50 @@ static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int stat
         rk->verdict_pending = 0;   /* no timer: judge now */
         job->npending--;
     }
+    exit_settled(job, rk);
+}
+
+void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
+                        int finalized, int aborted)
+{
+    struct mpirun_rank *rk;
+
+    if (rank < 0 || rank >= job->np || job->ranks[rank].exited)
+        return;
+    rk = &job->ranks[rank];
+    rk->pid = pid;
+    rk->connected = connected;
+    rk->finalized = finalized;
+    rk->aborted |= aborted;
+    rk->exited = 1;
+    rk->status = status;
+    job->nrunning--;
+    rk->others_running = job->nrunning > 0;
     judge_exit(job, rk);
+    mpirun_maybe_done(job);
+}
+
+void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg)
+{
+    if (rank < 0 || rank >= job->np)
+        return;
+    job->ranks[rank].pid = pid;
+    job->ranks[rank].aborted = 1;
+    report_abort(job, &job->ranks[rank], code, msg);
+}
+
+void mpirun_ranks_lost(struct mpirun_job *job, int node)
+{
+    for (int r = 0; r < job->np; r++) {
+        struct mpirun_rank *rk = &job->ranks[r];
+
+        if (job->map.node_of[r] == node && !rk->exited) {
+            rk->exited = 1;
+            rk->status = 0;
+            job->nrunning--;
+        }
+    }
+    mpirun_maybe_done(job);
 }
 
 static void on_sigchld(evutil_socket_t fd, short what, void *arg)
@@ -218,14 +331,17 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
     /* Notes already queued happened before these exits; late ones are waited for (above). */
     mpirun_handle_notes(job);
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (mpirun_tree_child_exited(job, pid, status))
+            continue;
         for (int r = 0; r < job->np; r++) {
-            if (job->ranks[r].pid == pid && !job->ranks[r].exited) {
+            if (job->ranks[r].pid == pid && !job->ranks[r].exited &&
+                job->map.node_of[r] == job->my_node) {
                 rank_exited(job, &job->ranks[r], status);
                 break;
             }
         }
     }
-    maybe_done(job);
+    mpirun_maybe_done(job);
 }
 
 /* ---- signals to mpirun ------------------------------------------------------------------------ */
@@ -234,13 +350,26 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
 {
     struct mpirun_job *job = arg;
 
+    if (job->vertex > 0 && (signo == SIGUSR1 || signo == SIGUSR2)) {
+        signal_ranks(job, (int)signo);
+        return;
+    }
+    if (job->vertex > 0) {
+        /* A daemon signalled on its own host (not through the head): it stops, and says so. */
+        mpirun_tree_error(job, 128 + (int)signo, "the umpi daemon on %s received signal %d (%s)",
+                          job->hostname, (int)signo, strsignal((int)signo));
+        mpirun_end_local(job, SIGKILL, 0);
+        return;
+    }
     if (signo == SIGUSR1 || signo == SIGUSR2) {
         signal_ranks(job, (int)signo);
+        mpirun_tree_signal(job, (int)signo);
         return;
     }
     if (job->ending) {
         /* Asked twice: the user does not want to wait for the grace period. */
         signal_ranks(job, SIGKILL);
+        mpirun_tree_end(job, SIGKILL, 0);
         return;
     }
     mpirun_end_job(job, 128 + (int)signo, (int)signo, SIGNAL_GRACE_S);
@@ -303,8 +432,9 @@ static int start_rank(struct mpirun_job *job, int r, int devnull)
     }
     if (r == 0) {
         /* A terminal is read only by the foreground process group, which is ours, not rank 0's:
-         * copy from it. Anything else (file, pipe, /dev/null) rank 0 reads itself. */
-        if (isatty(0)) {
+         * copy from it. Anything else (file, pipe, /dev/null) rank 0 reads itself. On a daemon
+         * rank 0's input comes from the head, through a pipe of ours. */
+        if (job->vertex > 0 || isatty(0)) {
             if (pipe2(in, O_CLOEXEC) < 0) {
                 mpirun_error("pipe: %s", strerror(errno));
                 goto fail;
@@ -322,7 +452,7 @@ static int start_rank(struct mpirun_job *job, int r, int devnull)
         goto fail;
     }
     if (pid == 0) {
-        mpirun_bind_child(job, r, r);   /* one node: local rank = rank */
+        mpirun_bind_child(job, r, job->map.local_rank[r]);
         exec_rank(job, stdin_fd, out[1], err[1], env, parent);
     }
     /* Also here, so that a kill of the group cannot come before the child made it. */
@@ -361,6 +491,22 @@ fail:
     return rc;
 }
 
+/* Ranks of ours that were never forked (a failure or the job's end came first) count as gone;
+ * a daemon tells the head, which counts every rank of other nodes until they are reported. */
+static void unstarted_ranks_gone(struct mpirun_job *job)
+{
+    for (int r = 0; r < job->np; r++) {
+        struct mpirun_rank *rk = &job->ranks[r];
+
+        if (job->map.node_of[r] != job->my_node || rk->pid != 0 || rk->exited)
+            continue;
+        rk->exited = 1;
+        rk->status = W_EXITCODE(127, 0);
+        if (job->vertex > 0)
+            mpirun_tree_rank_exit(job, rk);
+    }
+}
+
 int mpirun_launch(struct mpirun_job *job)
 {
     static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -371,9 +517,10 @@ int mpirun_launch(struct mpirun_job *job)
     signal(SIGPIPE, SIG_IGN);
 
     chld_ev = evsignal_new(job->base, SIGCHLD, on_sigchld, job);
-    wake_ev = event_new(job->base, mpirun_server_wake_fd(), EV_READ | EV_PERSIST, on_wake, job);
-    if (chld_ev == NULL || wake_ev == NULL || event_add(chld_ev, NULL) < 0 ||
-        event_add(wake_ev, NULL) < 0) {
+    if (job->server_up)
+        wake_ev = event_new(job->base, mpirun_server_wake_fd(), EV_READ | EV_PERSIST, on_wake, job);
+    if (chld_ev == NULL || (job->server_up && wake_ev == NULL) || event_add(chld_ev, NULL) < 0 ||
+        (wake_ev != NULL && event_add(wake_ev, NULL) < 0)) {
         mpirun_error("cannot set up the event loop");
         goto out;
     }
@@ -392,30 +539,51 @@ int mpirun_launch(struct mpirun_job *job)
         goto out;
     }
 
-    for (int r = 0; r < job->np; r++) {
+    /* Launch agents started before this loop watched SIGCHLD may have exited already. */
+    on_sigchld(-1, 0, job);
+    if (job->stdin_remote && mpirun_iof_stdin_remote_start(job) < 0)
+        mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
+
+    for (int r = 0; r < job->np && !job->ending; r++) {
+        if (job->map.node_of[r] != job->my_node)
+            continue;
         if (start_rank(job, r, devnull) < 0) {
-            mpirun_end_job(job, 1, SIGKILL, 0);
+            if (job->vertex > 0)
+                mpirun_tree_error(job, 1, "cannot start rank %d on %s", r, job->hostname);
+            else
+                mpirun_end_job(job, 1, SIGKILL, 0);
             break;
         }
         /* A signal or a failure during a long start stops the starting. */
         event_base_loop(job->base, EVLOOP_NONBLOCK);
-        if (job->ending)
-            break;
     }
-    if (job->nrunning > 0 || job->npending > 0)
-        event_base_dispatch(job->base);
+    unstarted_ranks_gone(job);
+    /* Until every rank is accounted for (a daemon: until the head says the job is over). A
+     * loopbreak can come from a callback run by any loop, the start-up one above included, so
+     * the condition is checked here rather than trusted to the break. */
+    while (job->vertex > 0 ? !mpirun_tree_done(job) : job->nrunning > 0 || job->npending > 0)
+        event_base_loop(job->base, EVLOOP_ONCE);
     rc = 0;
 
 out:
-    /* Every rank is reaped here, unless the loop could not run: then make sure of it. */
-    if (job->nrunning > 0) {
-        signal_ranks(job, SIGKILL);
-        while (job->nrunning > 0 && wait(NULL) > 0)
-            job->nrunning--;
+    /* Every rank of ours is reaped here, unless the loop could not run (or a daemon lost its
+     * parent): then make sure of it. */
+    for (int r = 0; r < job->np; r++) {
+        struct mpirun_rank *rk = &job->ranks[r];
+
+        if (job->map.node_of[r] == job->my_node && rk->pid > 0 && !rk->exited) {
+            kill(-rk->pid, SIGKILL);
+            if (waitpid(rk->pid, &rk->status, 0) == rk->pid) {
+                rk->exited = 1;
+                job->nrunning--;
+            }
+        }
     }
     mpirun_handle_notes(job);
     mpirun_iof_drain_all(job);
     mpirun_iof_close_stdin(job);
+    if (job->tree != NULL)
+        mpirun_tree_finish(job);
     if (devnull >= 0)
         close(devnull);
     for (int i = 0; i < nsig_events; i++)

@@ -1,23 +1,35 @@
 /*
- * mpirun: the embedded single-machine launcher (shared/DESIGN.md, "Launch").
+ * mpirun: the launcher (shared/DESIGN.md, "Launch").
  *
- * One process, two threads:
+ * One process per node, two threads each:
  *   main thread   libevent loop: rank stdout/stderr pipes, stdin to rank 0, SIGCHLD, SIGINT/TERM,
- *                 timers, and the notes the PMIx thread leaves (below). It alone owns the job state.
+ *                 timers, the tree links (below) and the notes the PMIx thread leaves. It alone
+ *                 owns the job state.
  *   PMIx thread   libpmix's own progress thread calls our server module (connected, finalized,
  *                 abort, fence). Those upcalls only answer PMIx and post a note for the main thread.
  *
+ * On one machine (no --host/--hostfile) mpirun is the only process: it serves PMIx to its ranks,
+ * forks them and ends the job. Across machines (tree.c) the same program runs as the head (the
+ * user's mpirun) and as one daemon per other node (`mpirun --umpi-daemon ...`, started through a
+ * launch agent such as ssh); the processes form a tree in which each serves PMIx to its node's
+ * ranks, forks them, and relays messages between its children and its parent.
+ *
  *   main.c     options, then start -> run -> stop
+ *   hosts.c    --host / --hostfile parsing and the mapping of ranks to nodes
  *   server.c   PMIx server: init, namespace and client registration, the module upcalls, notes
  *   launch.c   fork/exec of the ranks, signals, child exit, ending the job
  *   iof.c      stdout/stderr forwarding line by line (--tag-output) and stdin to rank 0
  *   bind.c     process binding (hwloc): --bind-to, --map-by, --report-bindings, --cpu-set
+ *   wire.c     the tree's messages: framing, encoding, the job description
+ *   tree.c     the tree: agents, links, routing, fences, failures (head and daemons alike)
+ *   daemon.c   a daemon's start: reach the parent, receive the job, run it
  */
 #ifndef MPIRUN_H
 #define MPIRUN_H
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct mpirun_job;
@@ -77,6 +89,62 @@ void mpirun_bind_child(const struct mpirun_job *job, int rank, int local_rank);
 /* Frees the plan. */
 void mpirun_bind_free(struct mpirun_bind *b);
 
+/* ---- hosts and the map (hosts.c) -------------------------------------------------------------- */
+
+struct mpirun_host {
+    char *name;
+    int slots;            /* ranks it takes before it counts as oversubscribed */
+    int max_slots;        /* hard limit even with --oversubscribe; 0: none */
+};
+
+struct mpirun_hostlist {
+    struct mpirun_host *hosts;
+    int n;
+};
+
+enum mpirun_map_policy { MPIRUN_MAP_SLOT, MPIRUN_MAP_NODE, MPIRUN_MAP_PPR };
+
+struct mpirun_mapping {
+    enum mpirun_map_policy policy;
+    int ppr;              /* ranks per node for MPIRUN_MAP_PPR */
+    int oversubscribe;
+};
+
+/* Where every rank runs. Nodes are the hosts that received at least one rank, in host order. */
+struct mpirun_map {
+    int np;
+    int nnodes;
+    char **node_name;     /* [nnodes] */
+    int *node_nranks;     /* [nnodes] */
+    int *node_of;         /* [np]: node index of each rank */
+    int *local_rank;      /* [np]: its index among the ranks of its node, in rank order */
+};
+
+#define MPIRUN_MAX_RANKS 65536
+#define MPIRUN_MAX_HOSTS 65536
+
+/* Adds "h1[:N],h2[:N],..." to hl (a repeated host adds its slots). 0, or -1 with err set. */
+int mpirun_hosts_parse_list(struct mpirun_hostlist *hl, const char *spec, char *err, size_t errlen);
+/* Adds the hosts of a hostfile: lines "host", "host:N" (MPICH) or "host slots=N [max_slots=M]"
+ * (Open MPI), '#' comments, blank lines. 0, or -1 with err naming the file and line. */
+int mpirun_hosts_parse_file(struct mpirun_hostlist *hl, const char *path, char *err,
+                            size_t errlen);
+void mpirun_hosts_free(struct mpirun_hostlist *hl);
+/* Parses a --map-by value: slot, node, ppr:N:node. 0, or -1 with err set. */
+int mpirun_mapping_parse(struct mpirun_mapping *m, const char *spec, char *err, size_t errlen);
+/* The ranks a mapping places on hl when -n is not given (every slot, or N per host for ppr). */
+int mpirun_map_default_np(const struct mpirun_hostlist *hl, const struct mpirun_mapping *m);
+/* Places np ranks on hl. 0, or -1 with err set (too few slots, ...). */
+int mpirun_map_compute(const struct mpirun_hostlist *hl, const struct mpirun_mapping *m, int np,
+                       struct mpirun_map *map, char *err, size_t errlen);
+/* One node holding every rank: the single-machine job. */
+int mpirun_map_single(struct mpirun_map *map, const char *hostname, int np);
+void mpirun_map_free(struct mpirun_map *map);
+/* Whether name is this machine ("localhost", its host name, or that name up to the first dot). */
+int mpirun_host_is_local(const char *name);
+
+/* ---- the job ---------------------------------------------------------------------------------- */
+
 /* One output stream of a rank (stdout or stderr), forwarded line by line. */
 struct mpirun_stream {
     struct mpirun_job *job;
@@ -91,8 +159,8 @@ struct mpirun_stream {
 struct mpirun_rank {
     struct mpirun_job *job;
     int rank;
-    pid_t pid;            /* 0 before fork */
-    int exited;           /* reaped */
+    pid_t pid;            /* 0 before fork; for a rank of another node, as that node reported it */
+    int exited;           /* reaped (or reported by its node, or its node was lost) */
     int status;           /* wait status, once exited */
     int connected;        /* called PMIx_Init */
     int finalized;        /* called PMIx_Finalize */
@@ -102,72 +170,168 @@ struct mpirun_rank {
     struct mpirun_stream out, err;
 };
 
+struct mpirun_tree;
+
 struct mpirun_job {
     /* options */
     int np;
     int tag_output;
     char *path;           /* resolved executable */
     char **argv;          /* program and its arguments */
+    char **bind_args;     /* the binding options as given, for the daemons (NULL: none) */
     char **env;           /* environment for the ranks, before PMIx adds its part */
+
+    /* where the ranks run */
+    struct mpirun_map map;
+    int multi;            /* --host/--hostfile: the tree, and hosts in messages and tags */
+    int my_node;          /* node whose ranks this process forks, -1 for none */
+    int vertex;           /* place in the tree: 0 the head, > 0 a daemon */
 
     /* state (main thread only) */
     struct event_base *base;
-    struct mpirun_rank *ranks;
-    int nrunning;         /* forked and not yet reaped */
+    struct mpirun_rank *ranks;   /* [np]: every rank of the job, local or not */
+    int nlocal;           /* ranks of my_node */
+    int nrunning;         /* ranks not yet known to have exited: local ones once forked; at the
+                           * head, also every rank of the other nodes */
     int npending;         /* ranks with verdict_pending */
     int ending;           /* we are killing the ranks: their deaths are expected */
     int exit_code;        /* mpirun's exit status; the first failure sets it */
     int have_exit_code;
     struct event *kill_timer;
 
-    /* stdin forwarding to rank 0 when mpirun's stdin is a terminal (iof.c) */
+    /* stdin forwarding to rank 0 (iof.c): at the head from its stdin when that is a terminal or
+     * rank 0 is on another node; at rank 0's daemon from the head's messages */
     int stdin_fd;         /* rank 0's end is handed over; ours is the write end, or -1 */
     struct event *stdin_read_ev, *stdin_write_ev;
-    char stdin_buf[4096];
+    char stdin_buf[65536];
     size_t stdin_len, stdin_off;
+    int stdin_remote;     /* head: rank 0 is elsewhere, stdin goes out as messages */
+    int stdin_waiting;    /* head: a chunk is on its way and not yet acknowledged */
+    int stdin_done;       /* head: end of input sent, or rank 0 stopped reading */
 
     /* PMIx server (server.c) */
     char nspace[256];     /* a pmix_nspace_t (PMIX_MAX_NSLEN + 1), which PMIx reads whole */
     char tmpdir[4096];
-    char hostname[256];
+    char hostname[256];   /* this node's name: the host name, or its name in the host list */
+    int server_up;
 
-    struct mpirun_bind bind;   /* bind.c */
+    struct mpirun_tree *tree;    /* tree.c; NULL on one machine */
+    struct mpirun_bind bind;     /* bind.c */
 };
 
 extern const char *mpirun_name;   /* argv[0]'s basename, for messages */
 
-/* server.c */
+/* ---- server.c --------------------------------------------------------------------------------- */
+
 int mpirun_server_start(struct mpirun_job *job);
 int mpirun_server_setup_rank(struct mpirun_job *job, int rank, char ***env);
 void mpirun_server_stop(struct mpirun_job *job);
 
-enum mpirun_note_kind { MPIRUN_NOTE_CONNECTED, MPIRUN_NOTE_FINALIZED, MPIRUN_NOTE_ABORT };
+enum mpirun_note_kind {
+    MPIRUN_NOTE_CONNECTED, MPIRUN_NOTE_FINALIZED, MPIRUN_NOTE_ABORT, MPIRUN_NOTE_FENCE,
+};
 struct mpirun_note {
     struct mpirun_note *next;
     enum mpirun_note_kind kind;
     int rank;
     int code;             /* abort */
-    char msg[];           /* abort */
+    void *fence_cbfunc;   /* fence: libpmix's pmix_modex_cbfunc_t and its argument */
+    void *fence_cbdata;
+    size_t len;           /* bytes in data: the abort message (with its NUL) or the fence data */
+    char data[];
 };
 /* The read end of the pipe the PMIx thread writes a byte to after posting a note. */
 int mpirun_server_wake_fd(void);
 /* Takes the oldest note (NULL when none); the caller frees it. */
 struct mpirun_note *mpirun_server_take_note(void);
+/* Ends a fence of this node's ranks with the whole job's data (the concatenated contributions of
+ * every node); takes ownership of data (malloc'ed). */
+void mpirun_server_fence_done(struct mpirun_note *fence, char *data, size_t len);
 
-/* launch.c */
+/* ---- launch.c --------------------------------------------------------------------------------- */
+
 int mpirun_launch(struct mpirun_job *job);
 /* Applies every pending note of the PMIx thread (also called before judging a child's exit, so
  * that a rank's finalize or abort is known before its exit is). */
 void mpirun_handle_notes(struct mpirun_job *job);
-/* First failure wins the exit code; then every rank still running is terminated. */
+/* First failure wins the exit code; then every rank still running is terminated, on every node. */
 void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s);
+/* Only this node's ranks: what END from the head asks of a daemon. */
+void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s);
+void mpirun_signal_local(struct mpirun_job *job, int signo);
+/* Head: a rank of another node exited, as its daemon reported. */
+void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
+                        int finalized, int aborted);
+/* Head: a rank of another node called MPI_Abort. */
+void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg);
+/* Head: the ranks of a lost node: counted as gone, without a verdict of their own. */
+void mpirun_ranks_lost(struct mpirun_job *job, int node);
+/* Stops the event loop when there is nothing left to wait for. */
+void mpirun_maybe_done(struct mpirun_job *job);
+/* "pid 1234" or, across machines, "pid 1234 on node7": where a rank ran, for messages. */
+const char *mpirun_rank_where(struct mpirun_job *job, int rank, char *buf, size_t len);
 
-/* iof.c */
+#define MPIRUN_FAIL_GRACE_S   0.5  /* MPI_Abort and rank failures: every rank gone within a second */
+#define MPIRUN_SIGNAL_GRACE_S 2.0  /* SIGINT/SIGTERM: time for the ranks to act on the signal */
+
+/* ---- iof.c ------------------------------------------------------------------------------------ */
+
 int mpirun_iof_stream_open(struct mpirun_job *job, struct mpirun_stream *s, int fd, int dest_fd);
 /* Reads what is left in every pipe without waiting and flushes partial lines (job over). */
 void mpirun_iof_drain_all(struct mpirun_job *job);
+/* Writes output of rank to our stdout (dest_fd 1) or stderr (2), tagged if asked; end_line: the
+ * piece ends a line that had no newline. */
+void mpirun_iof_write(struct mpirun_job *job, int rank, int dest_fd, const char *p, size_t len,
+                      int end_line);
+/* Stops (0) or resumes (1) reading the ranks' pipes: a daemon whose parent link is congested. */
+void mpirun_iof_pause(struct mpirun_job *job, int resume);
 int mpirun_iof_stdin_start(struct mpirun_job *job, int write_fd);
 void mpirun_iof_close_stdin(struct mpirun_job *job);
+/* Head: rank 0 is on another node; our stdin goes to it as messages. */
+int mpirun_iof_stdin_remote_start(struct mpirun_job *job);
+/* Head: rank 0's node wrote the last chunk (more = 1) or will take no more (more = 0). */
+void mpirun_iof_stdin_ack(struct mpirun_job *job, int more);
+/* Rank 0's daemon: bytes from the head for rank 0 (len 0: end of input). */
+void mpirun_iof_stdin_data(struct mpirun_job *job, const char *p, size_t len);
+
+/* ---- tree.c (across machines; every function is a no-op or absent on one machine) ----------- */
+
+struct mpirun_tree_opts {
+    char **agent;         /* launch agent words: host and daemon command follow */
+    int fanout;
+    int timeout_s;        /* for a daemon to connect back */
+    const char *address;  /* the address daemons connect back to; NULL or "": every one of ours */
+};
+
+/* Head: listens, starts its direct children through the agent (hl and m: what every daemon
+ * computes the map from). */
+int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts *opts,
+                           const struct mpirun_hostlist *hl, const struct mpirun_mapping *m);
+/* Head, after the event loop: every daemon told to finish, waited for, agents reaped. */
+void mpirun_tree_finish(struct mpirun_job *job);
+/* Daemon main (daemon.c): argv after --umpi-daemon. Returns the exit status. */
+int mpirun_daemon_main(int argc, char **argv);
+/* What the rest of mpirun tells the tree. */
+void mpirun_tree_end(struct mpirun_job *job, int signo, double grace_s);
+void mpirun_tree_signal(struct mpirun_job *job, int signo);
+void mpirun_tree_fence(struct mpirun_job *job, struct mpirun_note *fence);
+/* Daemon: a local rank's exit, settled (its finalize note seen or waited for). */
+void mpirun_tree_rank_exit(struct mpirun_job *job, struct mpirun_rank *rk);
+void mpirun_tree_rank_abort(struct mpirun_job *job, struct mpirun_rank *rk, int code,
+                            const char *msg);
+void mpirun_tree_iof(struct mpirun_job *job, int rank, int dest_fd, const char *p, size_t len,
+                     int end_line);
+void mpirun_tree_stdin(struct mpirun_job *job, const char *p, size_t len);
+void mpirun_tree_stdin_ack(struct mpirun_job *job, int more);
+/* Daemon: a failure of its own (fork, chdir, ...), reported to the head, which ends the job. */
+void mpirun_tree_error(struct mpirun_job *job, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Daemon: stops the event loop once the head said the job is over and nothing is left to do. */
+void mpirun_tree_check_done(struct mpirun_job *job);
+/* Daemon: whether that happened, or the parent is gone. */
+int mpirun_tree_done(struct mpirun_job *job);
+/* A child process exited: 1 if it was a launch agent (the tree took note), 0 otherwise. */
+int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
 
 void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
