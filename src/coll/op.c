@@ -263,7 +263,7 @@ int umpi_impl_reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count, u
                                inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
     if (count <= 0)
         return MPI_SUCCESS;
-    if (umpi_unlikely(umpi_cuda_active) && umpi_cuda_reduce_local(o, inbuf, inoutbuf, count, datatype_ptr, &err))
+    if (umpi_unlikely(umpi_cuda_active) && umpi_cuda_kern_reduce_local(o, inbuf, inoutbuf, count, datatype_ptr, &err))
         return err;     /* a buffer in GPU memory: reduced there, or through host copies */
     umpi_op_apply(o, inbuf, inoutbuf, count, datatype_ptr);
     return MPI_SUCCESS;

@@ -3,7 +3,7 @@
  * generated from the op enumeration, launch geometry, reductions, and MPI_Reduce_local on device
  * buffers (umpi_cuda_kern.h). Packing is in kern_pack.c.
  *
- *   umpi_cuda_reduce(op, dt, in, inout, count, stream)
+ *   umpi_cuda_kern_reduce(op, dt, in, inout, count, stream)
  *     -> kernel id of (op, leaf type of dt)          umpi__ktable, from UMPI_OP_TYPES
  *     -> module of the current context               loaded at the first launch there
  *     -> cuLaunchKernel(umpi_red_<OP>_<ktype>, {in, inout, n, pair stride, index offset})
@@ -410,14 +410,14 @@ static umpi_status_t umpi__reduce_packed(struct umpi_cuda_kmod *km, int kid, ump
     if (st != UMPI_OK)
         return st;
     void *a = (void *) (uintptr_t) tmp, *b = (char *) a + bytes;
-    st = umpi_cuda_pack(dt, count, in, a, stream);
+    st = umpi_cuda_kern_pack(dt, count, in, a, stream);
     if (st == UMPI_OK && kid >= 0) {
-        st = umpi_cuda_pack(dt, count, inout, b, stream);
+        st = umpi_cuda_kern_pack(dt, count, inout, b, stream);
         if (st == UMPI_OK)
             st = umpi__reduce_run(km, kid, tmp, tmp + bytes, bytes / (size_t) leaf->size, 1, stream);
     }
     if (st == UMPI_OK)
-        st = umpi_cuda_unpack(dt, count, kid >= 0 ? b : a, inout, stream);
+        st = umpi_cuda_kern_unpack(dt, count, kid >= 0 ? b : a, inout, stream);
     umpi__scratch_free(tmp, stream);
     umpi_cuda_kern_stats.reduce_packed++;
     return st;
@@ -430,7 +430,7 @@ static int umpi__device_of(const void *p, size_t len)
     return umpi_cuda_classify(p, len, &info) == UMPI_OK ? info.device : 0;
 }
 
-umpi_status_t umpi_cuda_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void *in, void *inout, MPI_Count count,
+umpi_status_t umpi_cuda_kern_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void *in, void *inout, MPI_Count count,
                                CUstream stream)
 {
     if (count <= 0 || dt->size == 0 || op->kind == UMPI_OP_NO_OP)
@@ -545,7 +545,7 @@ static umpi_status_t umpi__reduce_staged(const umpi_op_t *op, const void *in, vo
     return st;
 }
 
-int umpi_cuda_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
+int umpi_cuda_kern_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
                            int *err)
 {
     struct umpi_cuda_buf_info ii, io;
@@ -570,7 +570,7 @@ int umpi_cuda_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI
         int switched;
         st = umpi__enter_device(io.device, &saved, &switched);
         if (st == UMPI_OK) {
-            st = umpi_cuda_reduce(op, dt, in, inout, count, NULL);
+            st = umpi_cuda_kern_reduce(op, dt, in, inout, count, NULL);
             if (st == UMPI_OK) {
                 CUresult r = umpi_cuda_drv.cuStreamSynchronize(NULL);
                 if (r != UMPI_CUDA_SUCCESS)

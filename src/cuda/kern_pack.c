@@ -1,5 +1,5 @@
 /*
- * Datatype pack/unpack on the GPU (umpi_cuda_pack/unpack, umpi_cuda_kern.h), from the pack
+ * Datatype pack/unpack on the GPU (umpi_cuda_kern_pack/unpack, umpi_cuda_kern.h), from the pack
  * engine's compiled form of the type (umpi_obj.h: "ops", each `count` blocks of `len` bytes
  * `stride` apart, and an outer loop):
  *
@@ -251,12 +251,12 @@ static umpi_status_t umpi__pack(umpi_dtype_t *dt, MPI_Count count, char *typed, 
     return umpi_cuda_kern_launch(km, umpi_cuda_kid_pack_gen(), &g, g.nsub * g.nblocks * g.lanes, stream);
 }
 
-umpi_status_t umpi_cuda_pack(umpi_dtype_t *dt, MPI_Count count, const void *typed, void *packed, CUstream stream)
+umpi_status_t umpi_cuda_kern_pack(umpi_dtype_t *dt, MPI_Count count, const void *typed, void *packed, CUstream stream)
 {
     return umpi__pack(dt, count, (char *) typed, packed, 0, stream);
 }
 
-umpi_status_t umpi_cuda_unpack(umpi_dtype_t *dt, MPI_Count count, const void *packed, void *typed, CUstream stream)
+umpi_status_t umpi_cuda_kern_unpack(umpi_dtype_t *dt, MPI_Count count, const void *packed, void *typed, CUstream stream)
 {
     return umpi__pack(dt, count, typed, (char *) packed, 1, stream);
 }

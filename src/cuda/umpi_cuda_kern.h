@@ -25,10 +25,10 @@
 #include "cuda/umpi_cuda.h"
 
 /* 1 when libmpi carries the kernels (nvcc was found at build time). */
-int umpi_cuda_kernels_built(void);
+int umpi_cuda_kernels_built(void) UMPI_EXPORT;
 /* The architectures in the image, as configure chose them ("sm_75 sm_80 sm_90 compute_90"); ""
  * without an image. */
-const char *umpi_cuda_kernels_archs(void);
+const char *umpi_cuda_kernels_archs(void) UMPI_EXPORT;
 /* 1 when the calls below may launch: an image, CUDA active, UMPI_CUDA_KERNELS not 0, and the image
  * has not failed to load in the current context. */
 int umpi_cuda_kernels_available(void);
@@ -39,7 +39,7 @@ int umpi_cuda_kernels_available(void);
  * type (contiguous ones in place, others packed into scratch device memory, reduced, unpacked);
  * MPI_REPLACE copies, MPI_NO_OP does nothing. UMPI_ERR_NOT_FOUND for user-defined ops.
  */
-umpi_status_t umpi_cuda_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void *in, void *inout,
+umpi_status_t umpi_cuda_kern_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void *in, void *inout,
                                MPI_Count count, CUstream stream);
 
 /**
@@ -49,17 +49,17 @@ umpi_status_t umpi_cuda_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void
  * the type's compiled blocks from device memory, uploaded at its first use and kept until the type
  * is freed). Unpacking writes only the type's bytes, never its holes.
  */
-umpi_status_t umpi_cuda_pack(umpi_dtype_t *dt, MPI_Count count, const void *typed, void *packed, CUstream stream);
-umpi_status_t umpi_cuda_unpack(umpi_dtype_t *dt, MPI_Count count, const void *packed, void *typed,
+umpi_status_t umpi_cuda_kern_pack(umpi_dtype_t *dt, MPI_Count count, const void *typed, void *packed, CUstream stream);
+umpi_status_t umpi_cuda_kern_unpack(umpi_dtype_t *dt, MPI_Count count, const void *packed, void *typed,
                                CUstream stream);
 
 /**
  * MPI_Reduce_local when CUDA is active (src/coll/op.c): 0 when both buffers are host memory (the
  * caller reduces on the CPU); otherwise 1, the reduction done, *err its MPI error code. Device
- * buffers on one GPU are reduced by umpi_cuda_reduce on that GPU; anything else (one host buffer, a
+ * buffers on one GPU are reduced by umpi_cuda_kern_reduce on that GPU; anything else (one host buffer, a
  * user op, no kernel) goes through host copies, counted and logged as a slow path.
  */
-int umpi_cuda_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
+int umpi_cuda_kern_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
                            int *err);
 
 /* Frees what the kernels keep (modules, uploaded datatypes, retained contexts); from
@@ -69,7 +69,7 @@ void umpi_cuda_kern_finalize(void);
 /* ---- for the unit tests, and between kern.c and kern_pack.c -------------------------------------- */
 
 /* The embedded image and its size (NULL, 0 without one): kern_image.c. */
-const void *umpi_cuda_kern_image(size_t *size);
+const void *umpi_cuda_kern_image(size_t *size) UMPI_EXPORT;
 /* Tests: use image instead of the embedded one (NULL: no image), or the embedded one again
  * (umpi_cuda_kern_use_builtin_image). */
 void umpi_cuda_kern_set_image(const void *image);
@@ -78,7 +78,7 @@ void umpi_cuda_kern_use_builtin_image(void);
 /* The name of the GPU kernel of (op kind, predefined type), NULL where there is none; every
  * kernel name, i < umpi_cuda_kern_count(). */
 const char *umpi_cuda_kern_name(int op_kind, const umpi_dtype_t *dt);
-int umpi_cuda_kern_count(void);
+int umpi_cuda_kern_count(void) UMPI_EXPORT;
 const char *umpi_cuda_kern_name_at(int i);
 
 /* Launch geometry for `items` independent work items on a GPU of `sms` multiprocessors: blocks of

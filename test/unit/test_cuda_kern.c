@@ -23,6 +23,7 @@
 #include "cuda/umpi_cuda_kern.h"
 #include "mpi/gen/umpi_impl.h"
 #include "kern_emu.h"
+#include "kern_testdata.h"
 #include "unit.h"
 
 #include <elf.h>
@@ -32,21 +33,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-/* ---- random numbers ------------------------------------------------------------------------------- */
-
-static unsigned long long rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd64(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-static unsigned rnd(unsigned n)
-{
-    return (unsigned) (rnd64() % n);
-}
 
 /* ---- the fake driver: two GPUs of "device memory" that is host memory ---------------------------- */
 
@@ -238,28 +224,6 @@ static void teardown_fake(void)
     umpi_cuda_kern_finalize();
     umpi_cuda_finalize();
     umpi_cuda_kern_use_builtin_image();
-}
-
-/* ---- predefined types ---------------------------------------------------------------------------------- */
-
-static umpi_dtype_t *all_types[300];
-static int n_all_types;
-
-static void collect_types(void)
-{
-    for (int i = 0; i < 256; i++)
-        if (umpi_dtype_builtin[i].handle != 0)
-            all_types[n_all_types++] = &umpi_dtype_builtin[i];
-    const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
-    for (int i = 0; i < 5; i++)
-        all_types[n_all_types++] = umpi_dtype_get(pairs[i]);
-}
-
-static int is_ldbl(const umpi_dtype_t *dt)
-{
-    MPI_Datatype h = dt->handle;
-    return h == MPI_LONG_DOUBLE || h == MPI_REAL16 || h == MPI_C_LONG_DOUBLE_COMPLEX ||
-           h == MPI_CXX_LONG_DOUBLE_COMPLEX || h == MPI_COMPLEX32 || h == MPI_LONG_DOUBLE_INT;
 }
 
 static void test_table(void)
@@ -491,120 +455,6 @@ static void test_geometry(void)
     }
 }
 
-/* ---- values ------------------------------------------------------------------------------------------- */
-
-static long double rand_ld(void)
-{
-    switch (rnd(12)) {
-    case 0: return 0.0L * (rnd(2) ? -1 : 1);
-    case 1: return rnd(2) ? INFINITY : -INFINITY;
-    case 2: return NAN;
-    case 3: return LDBL_MIN / (1 + rnd(1000));   /* denormal */
-    case 4: return LDBL_MAX / (1 + rnd(3));
-    default: return ((long double) (int64_t) rnd64() / 3.0L) * powl(2.0L, (int) rnd(200) - 100);
-    }
-}
-
-static double rand_d(void)
-{
-    switch (rnd(12)) {
-    case 0: return rnd(2) ? -0.0 : 0.0;
-    case 1: return rnd(2) ? INFINITY : -INFINITY;
-    case 2: return NAN;
-    case 3: return DBL_MIN / (1 + rnd(1000));
-    case 4: return DBL_MAX / (1 + rnd(3));
-    default: return (double) (int64_t) rnd64() / 7.0 * pow(2.0, (int) rnd(120) - 60);
-    }
-}
-
-/* One element of a predefined type, random but valid (booleans 0/1; pairs with few values, so
- * that ties happen). */
-static void rand_elem(const umpi_dtype_t *dt, char *p)
-{
-    MPI_Datatype h = dt->handle;
-    /* what the value leaves unwritten (the 6 bytes after a long double's 10) stays random */
-    for (MPI_Aint b = 0; b < dt->extent; b++)
-        p[b] = (char) rnd64();
-    if (h == MPI_C_BOOL || h == MPI_CXX_BOOL) {
-        *p = (char) rnd(2);
-    } else if (h == MPI_LOGICAL) {
-        int v = rnd(3) == 0 ? (int) rnd64() : (int) rnd(2);
-        memcpy(p, &v, 4);
-    } else if (h == MPI_FLOAT || h == MPI_REAL || h == MPI_REAL4) {
-        float v = (float) rand_d();
-        memcpy(p, &v, 4);
-    } else if (h == MPI_DOUBLE || h == MPI_DOUBLE_PRECISION || h == MPI_REAL8) {
-        double v = rand_d();
-        memcpy(p, &v, 8);
-    } else if (h == MPI_LONG_DOUBLE || h == MPI_REAL16) {
-        long double v = rand_ld();
-        memcpy(p, &v, 10);
-    } else if (h == MPI_C_FLOAT_COMPLEX || h == MPI_CXX_FLOAT_COMPLEX || h == MPI_COMPLEX || h == MPI_COMPLEX8) {
-        float v[2] = {(float) rand_d(), (float) rand_d()};
-        memcpy(p, v, 8);
-    } else if (h == MPI_C_DOUBLE_COMPLEX || h == MPI_CXX_DOUBLE_COMPLEX || h == MPI_DOUBLE_COMPLEX ||
-               h == MPI_COMPLEX16) {
-        double v[2] = {rand_d(), rand_d()};
-        memcpy(p, v, 16);
-    } else if (h == MPI_C_LONG_DOUBLE_COMPLEX || h == MPI_CXX_LONG_DOUBLE_COMPLEX || h == MPI_COMPLEX32) {
-        long double v[2] = {rand_ld(), rand_ld()};
-        memcpy(p, &v[0], 10);
-        memcpy(p + 16, &v[1], 10);
-    } else if (h == MPI_FLOAT_INT || h == MPI_2REAL) {
-        float v = (float) rnd(4) - 1.5f;
-        int i = (int) rnd(5);
-        memcpy(p, &v, 4);
-        if (h == MPI_2REAL) {
-            float fi = (float) i;
-            memcpy(p + 4, &fi, 4);
-        } else {
-            memcpy(p + 4, &i, 4);
-        }
-    } else if (h == MPI_DOUBLE_INT || h == MPI_2DOUBLE_PRECISION) {
-        double v = (double) rnd(4) - 1.5;
-        int i = (int) rnd(5);
-        memcpy(p, &v, 8);
-        if (h == MPI_2DOUBLE_PRECISION) {
-            double di = (double) i;
-            memcpy(p + 8, &di, 8);
-        } else {
-            memcpy(p + 8, &i, 4);
-        }
-    } else if (h == MPI_LONG_INT) {
-        long v = (long) rnd(4) - 2;
-        int i = (int) rnd(5);
-        memcpy(p, &v, 8);
-        memcpy(p + 8, &i, 4);
-    } else if (h == MPI_SHORT_INT) {
-        short v = (short) ((int) rnd(4) - 2);
-        int i = (int) rnd(5);
-        memcpy(p, &v, 2);
-        memcpy(p + 4, &i, 4);
-    } else if (h == MPI_LONG_DOUBLE_INT) {
-        long double v = rnd(8) == 0 ? NAN : (long double) rnd(4) - 1.5L;
-        int i = (int) rnd(5);
-        memcpy(p, &v, 10);
-        memcpy(p + 16, &i, 4);
-    } else if (h == MPI_2INT || h == MPI_2INTEGER) {
-        int v[2] = {(int) rnd(4) - 2, (int) rnd(5)};
-        memcpy(p, v, 8);
-    } else {
-        for (MPI_Aint b = 0; b < dt->size; b++)
-            p[b] = (char) rnd64();
-    }
-}
-
-/* Padding bytes: random too, and they must come out as the host leaves them. */
-static void rand_buf(const umpi_dtype_t *dt, char *p, MPI_Count n)
-{
-    for (MPI_Count i = 0; i < n; i++) {
-        rand_elem(dt, p + i * dt->extent);
-        for (MPI_Aint b = dt->size; b < dt->extent && !dt->contig; b++)
-            if (p[i * dt->extent + b] == 0)
-                p[i * dt->extent + b] = (char) (0x40 + b);
-    }
-}
-
 /* ---- every op x type against the host kernels ------------------------------------------------------ */
 
 static int reduce_case(int kind, umpi_dtype_t *dt, MPI_Count n, size_t skew, int verbose)
@@ -618,7 +468,7 @@ static int reduce_case(int kind, umpi_dtype_t *dt, MPI_Count n, size_t skew, int
     memcpy(dio, hio, bytes);
     umpi_op_apply(&umpi_op_builtin[kind], hin, hio, n, dt);
     int launches = fake_launches;
-    umpi_status_t st = umpi_cuda_reduce(&umpi_op_builtin[kind], dt, din, dio, n, NULL);
+    umpi_status_t st = umpi_cuda_kern_reduce(&umpi_op_builtin[kind], dt, din, dio, n, NULL);
     int bad = 0;
     if (st != UMPI_OK || (n > 0 && fake_launches != launches + 1)) {
         bad = 1;
@@ -672,23 +522,14 @@ static void test_reductions(void)
     {
         char *d = dev_alloc(0, 64, 0);
         int l = fake_launches;
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], umpi_dtype_get(MPI_INT), d, d, 0, NULL) == UMPI_OK, "0");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_NO_OP], umpi_dtype_get(MPI_INT), d, d, 4, NULL) == UMPI_OK,
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], umpi_dtype_get(MPI_INT), d, d, 0, NULL) == UMPI_OK, "0");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_NO_OP], umpi_dtype_get(MPI_INT), d, d, 4, NULL) == UMPI_OK,
               "NO_OP");
         CHECK(fake_launches == l, "launched %d", fake_launches - l);
     }
 }
 
 /* ---- derived types -------------------------------------------------------------------------------------- */
-
-static umpi_dtype_t *make(int comb, const MPI_Count *c, MPI_Count n, const int *ints, int ni, umpi_dtype_t **t, int nt)
-{
-    umpi_dtype_t *dt = NULL;
-    if (umpi_dtype_create(comb, c, n, ints, ni, t, nt, &dt) != UMPI_OK || umpi_dtype_compile(dt) != UMPI_OK)
-        abort();
-    dt->committed = 1;
-    return dt;
-}
 
 /* Buffers for count elements of dt: host and device copies of the same random bytes, base pointers
  * placed so that the type's span lies inside. */
@@ -700,9 +541,7 @@ struct tbuf {
 
 static void tbuf_make(struct tbuf *b, const umpi_dtype_t *dt, MPI_Count count, int gpu)
 {
-    MPI_Aint reach = (MPI_Aint) (count - 1) * dt->extent;
-    b->first = dt->true_lb + (reach < 0 ? reach : 0);
-    b->span = (size_t) ((reach < 0 ? -reach : reach) + dt->true_extent) + 64;
+    b->span = kt_span(dt, count, &b->first) + 64;
     b->hmem = malloc(b->span);
     char *dmem = dev_alloc(gpu, b->span, 0);
     for (size_t i = 0; i < b->span; i++)
@@ -732,7 +571,7 @@ static int check_reduce_derived(const char *what, int kind, umpi_dtype_t *dt, MP
     }
     umpi_op_apply(&umpi_op_builtin[kind], in.h, io.h, count, dt);
     int l = fake_launches;
-    umpi_status_t st = umpi_cuda_reduce(&umpi_op_builtin[kind], dt, in.d, io.d, count, NULL);
+    umpi_status_t st = umpi_cuda_kern_reduce(&umpi_op_builtin[kind], dt, in.d, io.d, count, NULL);
     int ok = st == UMPI_OK && memcmp(io.h + io.first, io.d + io.first, io.span) == 0;
     CHECK(ok, "%s: status %d (%s), results %s", what, st, st ? umpi_status_last_msg() : "",
           st ? "-" : memcmp(io.h + io.first, io.d + io.first, io.span) ? "differ" : "equal");
@@ -778,85 +617,6 @@ static void test_derived_reductions(void)
 
 /* ---- pack / unpack ------------------------------------------------------------------------------------- */
 
-static umpi_dtype_t *leaf_type(void)
-{
-    static const MPI_Datatype leaves[] = {MPI_BYTE, MPI_SHORT, MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT,
-                                          MPI_SHORT_INT, MPI_C_DOUBLE_COMPLEX, MPI_LONG_DOUBLE};
-    return umpi_dtype_get(leaves[rnd(UMPI_ARRAY_SIZE(leaves))]);
-}
-
-static umpi_dtype_t *random_type(int depth)
-{
-    if (depth == 0 || rnd(5) == 0)
-        return leaf_type();
-    umpi_dtype_t *old = random_type(depth - 1), *dt, *types[3];
-    MPI_Count c[16];
-    int n = 1 + (int) rnd(3), ints[2];
-    switch (rnd(10)) {
-    case 0:
-        c[0] = 1 + rnd(4);
-        dt = make(MPI_COMBINER_CONTIGUOUS, c, 1, NULL, 0, &old, 1);
-        break;
-    case 1:
-        c[0] = 1 + rnd(5), c[1] = 1 + rnd(3), c[2] = (MPI_Count) rnd(7) - 1;
-        dt = make(MPI_COMBINER_VECTOR, c, 3, NULL, 0, &old, 1);
-        break;
-    case 2:
-        c[0] = 1 + rnd(5), c[1] = 1 + rnd(3), c[2] = (MPI_Count) rnd(64) - 8;
-        dt = make(MPI_COMBINER_HVECTOR, c, 3, NULL, 0, &old, 1);
-        break;
-    case 3:
-    case 4: {
-        int comb = rnd(2) ? MPI_COMBINER_INDEXED : MPI_COMBINER_HINDEXED;
-        c[0] = n;
-        for (int i = 0; i < n; i++)
-            c[1 + i] = 1 + rnd(3), c[1 + n + i] = rnd(comb == MPI_COMBINER_HINDEXED ? 40 : 6);
-        dt = make(comb, c, 1 + 2 * n, NULL, 0, &old, 1);
-        break;
-    }
-    case 5:
-        c[0] = n, c[1] = 1 + rnd(3);
-        for (int i = 0; i < n; i++)
-            c[2 + i] = rnd(6);
-        dt = make(rnd(2) ? MPI_COMBINER_INDEXED_BLOCK : MPI_COMBINER_HINDEXED_BLOCK, c, 2 + n, NULL, 0, &old, 1);
-        break;
-    case 6: {
-        c[0] = n;
-        MPI_Aint at = 0;
-        for (int i = 0; i < n; i++) {
-            types[i] = i == 0 ? old : random_type(depth - 1);
-            c[1 + i] = 1 + rnd(3);
-            c[1 + n + i] = at + rnd(9) - types[i]->lb;
-            at = c[1 + n + i] + types[i]->lb + c[1 + i] * types[i]->extent;
-        }
-        dt = make(MPI_COMBINER_STRUCT, c, 1 + 2 * n, NULL, 0, types, n);
-        for (int i = 1; i < n; i++)
-            umpi_dtype_release(types[i]);
-        break;
-    }
-    case 7: {
-        int nd = 2 + (int) rnd(2);
-        ints[0] = nd, ints[1] = rnd(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN;
-        for (int d = 0; d < nd; d++) {
-            c[d] = 1 + rnd(5);
-            c[nd + d] = 1 + rnd((unsigned) c[d]);
-            c[2 * nd + d] = rnd((unsigned) (c[d] - c[nd + d] + 1));
-        }
-        dt = make(MPI_COMBINER_SUBARRAY, c, 3 * nd, ints, 2, &old, 1);
-        break;
-    }
-    case 8:
-        c[0] = (MPI_Count) rnd(8) - 4, c[1] = old->extent + rnd(16);
-        dt = make(MPI_COMBINER_RESIZED, c, 2, NULL, 0, &old, 1);
-        break;
-    default:
-        dt = make(MPI_COMBINER_DUP, NULL, 0, NULL, 0, &old, 1);
-        break;
-    }
-    umpi_dtype_release(old);
-    return dt;
-}
-
 /* Packs and unpacks count elements on the "GPU" and on the host; 0 when they agree. */
 static int pack_case(umpi_dtype_t *dt, MPI_Count count, const char **kernel, int verbose)
 {
@@ -867,7 +627,7 @@ static int pack_case(umpi_dtype_t *dt, MPI_Count count, const char **kernel, int
     int bad = 0, l = fake_launches;
     last_kernel = "none";
     umpi_dtype_pack(dt, t.h, count, hp);
-    umpi_status_t st = umpi_cuda_pack(dt, count, t.d, dp, NULL);
+    umpi_status_t st = umpi_cuda_kern_pack(dt, count, t.d, dp, NULL);
     if (st != UMPI_OK || memcmp(hp, dp, bytes) != 0) {
         bad = 1;
         if (verbose)
@@ -881,7 +641,7 @@ static int pack_case(umpi_dtype_t *dt, MPI_Count count, const char **kernel, int
         hp[i] = (char) rnd64();
     memcpy(dp, hp, bytes);
     umpi_dtype_unpack(dt, hp, (MPI_Count) bytes, t.h);
-    st = umpi_cuda_unpack(dt, count, dp, t.d, NULL);
+    st = umpi_cuda_kern_unpack(dt, count, dp, t.d, NULL);
     if (st != UMPI_OK || memcmp(t.h + t.first, t.d + t.first, t.span) != 0) {
         bad = 1;
         if (verbose)
@@ -971,20 +731,20 @@ static void test_fallbacks(void)
     SECTION("no GPU kernel: UMPI_ERR_NOT_FOUND, for the caller to stage")
     {
         umpi_op_t user = {.kind = UMPI_OP_USER, .commute = 1};
-        CHECK(umpi_cuda_reduce(&user, dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "user op");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_BAND], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND,
+        CHECK(umpi_cuda_kern_reduce(&user, dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "user op");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_BAND], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND,
               "BAND on double");
         umpi_config.cuda_kernels = 0;
         CHECK(!umpi_cuda_kernels_available(), "UMPI_CUDA_KERNELS=0 still available");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND &&
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND &&
                   strstr(umpi_status_last_msg(), "UMPI_CUDA_KERNELS=0") != NULL,
               "UMPI_CUDA_KERNELS=0: %s", umpi_status_last_msg());
-        CHECK(umpi_cuda_pack(si, 4, a, b, NULL) == UMPI_ERR_NOT_FOUND, "pack without kernels");
-        CHECK(umpi_cuda_pack(dbl, 4, a, b, NULL) == UMPI_OK, "a contiguous pack needs no kernel");
+        CHECK(umpi_cuda_kern_pack(si, 4, a, b, NULL) == UMPI_ERR_NOT_FOUND, "pack without kernels");
+        CHECK(umpi_cuda_kern_pack(dbl, 4, a, b, NULL) == UMPI_OK, "a contiguous pack needs no kernel");
         umpi_config.cuda_kernels = 1;
         umpi_cuda_kern_set_image(NULL);
         CHECK(!umpi_cuda_kernels_available(), "available without an image");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "no image");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "no image");
         umpi_cuda_kern_set_image(fake_image_token);
     }
     SECTION("an image that does not load: reported once, then unavailable in that context")
@@ -994,9 +754,9 @@ static void test_fallbacks(void)
         fake_module_fail = 1;
         int loads = fake_loads;
         unsigned long fails = umpi_cuda_kern_stats.module_failures;
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "first");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "first");
         CHECK(!umpi_cuda_kernels_available(), "still available after the load failed");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "second");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_ERR_NOT_FOUND, "second");
         CHECK(umpi_cuda_kern_stats.module_failures == fails + 1 && fake_loads == loads, "failures %lu",
               umpi_cuda_kern_stats.module_failures - fails);
         fake_module_fail = 0;
@@ -1009,11 +769,11 @@ static void test_fallbacks(void)
         setup_fake();
         int loads = fake_loads, retains = fake_retains, releases = fake_releases, unloads = fake_unloads;
         char *a1 = dev_alloc(1, 64, 0), *b1 = dev_alloc(1, 64, 0);
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a1, b1, 4, NULL) == UMPI_OK, "on GPU 1");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a1, b1, 4, NULL) == UMPI_OK, "on GPU 1");
         CHECK(cur_ctx == FAKE_CTX(1), "GPU 1's primary context was not made current");
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a1, b1, 4, NULL) == UMPI_OK, "again");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a1, b1, 4, NULL) == UMPI_OK, "again");
         cur_ctx = FAKE_CTX(0);
-        CHECK(umpi_cuda_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_OK, "on GPU 0");
+        CHECK(umpi_cuda_kern_reduce(&umpi_op_builtin[UMPI_OP_SUM], dbl, a, b, 4, NULL) == UMPI_OK, "on GPU 0");
         CHECK(fake_loads == loads + 2, "modules loaded: %d", fake_loads - loads);
         CHECK(fake_retains == retains + 1, "retains %d", fake_retains - retains);
         teardown_fake();
@@ -1083,9 +843,9 @@ static void test_reduce_local(void)
         CHECK(err == MPI_SUCCESS && g_io[3] == 3 && g_io[0] == 0, "user op: %g", g_io[3]);
         CHECK(umpi_cuda_stats[UMPI_CUDA_STAT_staged_copies] == staged + 1, "user op not staged");
         umpi_impl_op_free(&user);
-        /* both host: umpi_cuda_reduce_local declines */
+        /* both host: umpi_cuda_kern_reduce_local declines */
         int e2 = -1;
-        CHECK(umpi_cuda_reduce_local(&umpi_op_builtin[UMPI_OP_SUM], h_in, h_io, N, dbl, &e2) == 0 && e2 == -1,
+        CHECK(umpi_cuda_kern_reduce_local(&umpi_op_builtin[UMPI_OP_SUM], h_in, h_io, N, dbl, &e2) == 0 && e2 == -1,
               "host buffers taken");
         free(h_in);
         free(h_io);
