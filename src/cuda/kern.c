@@ -144,6 +144,7 @@ int umpi_cuda_kid_pack_gen(void)
 
 struct umpi_cuda_kmod {
     unsigned long long key;
+    CUcontext ctx;      /* the context it was loaded in (made current again to unload it) */
     CUmodule mod;       /* NULL: the image does not load in this context */
     int sms;            /* multiprocessors of the context's device */
     CUfunction fn[UMPI__NKERNELS];
@@ -226,7 +227,7 @@ static struct umpi_cuda_kmod *umpi__kmod_find(CUcontext ctx, unsigned long long 
     return NULL;
 }
 
-static struct umpi_cuda_kmod *umpi__kmod_load(unsigned long long key)
+static struct umpi_cuda_kmod *umpi__kmod_load(CUcontext ctx, unsigned long long key)
 {
     char buf[160];
     if (umpi__nkmods == UMPI__MAX_CTX) {
@@ -237,6 +238,7 @@ static struct umpi_cuda_kmod *umpi__kmod_load(unsigned long long key)
     struct umpi_cuda_kmod *km = &umpi__kmods[umpi__nkmods++];
     memset(km, 0, sizeof(*km));
     km->key = key;
+    km->ctx = ctx;
     CUresult r = umpi_cuda_drv.cuModuleLoadData(&km->mod, umpi__image());
     if (r != UMPI_CUDA_SUCCESS) {
         int major = 0, minor = 0;
@@ -296,7 +298,7 @@ umpi_status_t umpi_cuda_kmod_current(int device, struct umpi_cuda_kmod **out, un
     if (st == UMPI_OK) {
         km = umpi__kmod_find(ctx, ctx_key);
         if (km == NULL)
-            km = umpi__kmod_load(*ctx_key);
+            km = umpi__kmod_load(ctx, *ctx_key);
     }
     umpi__unlock();
     if (st != UMPI_OK)
@@ -322,6 +324,14 @@ int umpi_cuda_kernels_available(void)
     int ok = km == NULL || km->mod != NULL;
     umpi__unlock();
     return ok;
+}
+
+const char *umpi_cuda_kern_why_unavailable(void)
+{
+    return !umpi_cuda_active            ? "CUDA is not in use"
+           : !umpi_config.cuda_kernels  ? "UMPI_CUDA_KERNELS=0"
+           : umpi__image() == NULL      ? "umpi was built without GPU kernels (no nvcc)"
+                                        : "the GPU kernels do not load on this GPU";
 }
 
 /* ---- launching ------------------------------------------------------------------------------------------ */
@@ -381,17 +391,21 @@ static umpi_status_t umpi__reduce_run(struct umpi_cuda_kmod *km, int kid, CUdevi
     return umpi_cuda_kern_launch(km, kid, &a, n, stream);
 }
 
-/* Device scratch memory ordered on stream (the stream-ordered allocator where the driver has it). */
-static umpi_status_t umpi__scratch(CUdeviceptr *p, size_t bytes, CUstream stream)
+/* Device scratch memory ordered on stream: the stream-ordered allocator where the driver and the
+ * GPU have it, else cuMemAlloc (*async says which, for the free). */
+static umpi_status_t umpi__scratch(CUdeviceptr *p, size_t bytes, CUstream stream, int *async)
 {
-    CUresult r = umpi_cuda_drv.cuMemAllocAsync != NULL ? umpi_cuda_drv.cuMemAllocAsync(p, bytes, stream)
-                                                        : umpi_cuda_drv.cuMemAlloc(p, bytes);
+    *async = umpi_cuda_drv.cuMemAllocAsync != NULL &&
+             umpi_cuda_drv.cuMemAllocAsync(p, bytes, stream) == UMPI_CUDA_SUCCESS;
+    if (*async)
+        return UMPI_OK;
+    CUresult r = umpi_cuda_drv.cuMemAlloc(p, bytes);
     return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_kern_fail("allocating GPU scratch memory", r);
 }
 
-static void umpi__scratch_free(CUdeviceptr p, CUstream stream)
+static void umpi__scratch_free(CUdeviceptr p, CUstream stream, int async)
 {
-    if (umpi_cuda_drv.cuMemFreeAsync != NULL) {
+    if (async) {
         umpi_cuda_drv.cuMemFreeAsync(p, stream);
         return;
     }
@@ -406,7 +420,8 @@ static umpi_status_t umpi__reduce_packed(struct umpi_cuda_kmod *km, int kid, ump
 {
     size_t bytes = (size_t) (count * dt->size);
     CUdeviceptr tmp;
-    umpi_status_t st = umpi__scratch(&tmp, kid >= 0 ? 2 * bytes : bytes, stream);
+    int async;
+    umpi_status_t st = umpi__scratch(&tmp, kid >= 0 ? 2 * bytes : bytes, stream, &async);
     if (st != UMPI_OK)
         return st;
     void *a = (void *) (uintptr_t) tmp, *b = (char *) a + bytes;
@@ -418,7 +433,7 @@ static umpi_status_t umpi__reduce_packed(struct umpi_cuda_kmod *km, int kid, ump
     }
     if (st == UMPI_OK)
         st = umpi_cuda_kern_unpack(dt, count, kid >= 0 ? b : a, inout, stream);
-    umpi__scratch_free(tmp, stream);
+    umpi__scratch_free(tmp, stream, async);
     umpi_cuda_kern_stats.reduce_packed++;
     return st;
 }
@@ -438,9 +453,7 @@ umpi_status_t umpi_cuda_kern_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const
     if (op->kind == UMPI_OP_USER)
         return umpi__unavailable("user-defined operations run on the CPU");
     if (!umpi_cuda_kernels_available())
-        return umpi__unavailable(!umpi_cuda_kernels_built() ? "umpi was built without GPU kernels (no nvcc)"
-                                 : !umpi_config.cuda_kernels ? "UMPI_CUDA_KERNELS=0"
-                                                             : "the GPU kernels do not load on this GPU");
+        return umpi__unavailable(umpi_cuda_kern_why_unavailable());
     const umpi_dtype_t *leaf = op->kind == UMPI_OP_REPLACE ? NULL : umpi_op_leaf(dt);
     int kid = leaf != NULL ? umpi__kid_of(op->kind, leaf) : UMPI_CUDA_KID_NONE;
     if (op->kind != UMPI_OP_REPLACE && kid < 0)
@@ -604,9 +617,18 @@ void umpi_cuda_kern_finalize(void)
                  umpi_cuda_kern_stats.module_failures, umpi_cuda_kern_stats.dtype_uploads,
                  umpi_cuda_kern_stats.reduce_packed);
     umpi_cuda_kern_finalize_pack();
-    for (int i = 0; i < umpi__nkmods; i++)
-        if (umpi__kmods[i].mod != NULL && umpi_cuda_drv.cuModuleUnload != NULL)
-            umpi_cuda_drv.cuModuleUnload(umpi__kmods[i].mod);   /* fails harmlessly if the context is gone */
+    CUcontext cur = NULL;
+    if (umpi__nkmods > 0)
+        umpi_cuda_drv.cuCtxGetCurrent(&cur);
+    for (int i = 0; i < umpi__nkmods; i++) {
+        if (umpi__kmods[i].mod == NULL)
+            continue;
+        /* in its own context; fails harmlessly if the application destroyed that context */
+        if (umpi_cuda_drv.cuCtxSetCurrent(umpi__kmods[i].ctx) == UMPI_CUDA_SUCCESS)
+            umpi_cuda_drv.cuModuleUnload(umpi__kmods[i].mod);
+    }
+    if (umpi__nkmods > 0)
+        umpi_cuda_drv.cuCtxSetCurrent(cur);
     umpi__nkmods = 0;
     for (int d = 0; d < UMPI__MAX_DEV; d++) {
         CUdevice dev;

@@ -207,8 +207,7 @@ static umpi_status_t umpi__pack(umpi_dtype_t *dt, MPI_Count count, char *typed, 
         return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_kern_fail("cuMemcpyAsync", r);
     }
     if (!umpi_cuda_kernels_available()) {
-        umpi_status_msg("no GPU pack kernels (%s)", !umpi_cuda_kernels_built() ? "umpi was built without nvcc"
-                        : !umpi_config.cuda_kernels ? "UMPI_CUDA_KERNELS=0" : "they do not load on this GPU");
+        umpi_status_msg("no GPU pack kernel: %s", umpi_cuda_kern_why_unavailable());
         return UMPI_ERR_NOT_FOUND;
     }
     struct umpi__shape sh;

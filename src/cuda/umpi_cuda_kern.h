@@ -32,6 +32,8 @@ const char *umpi_cuda_kernels_archs(void) UMPI_EXPORT;
 /* 1 when the calls below may launch: an image, CUDA active, UMPI_CUDA_KERNELS not 0, and the image
  * has not failed to load in the current context. */
 int umpi_cuda_kernels_available(void);
+/* Why they are not ("UMPI_CUDA_KERNELS=0", "umpi was built without GPU kernels (no nvcc)", ...). */
+const char *umpi_cuda_kern_why_unavailable(void);
 
 /**
  * inout[i] = in[i] op inout[i] for count elements of dt, on the GPU, queued on stream. Predefined

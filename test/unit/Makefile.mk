@@ -97,7 +97,7 @@ test_unit_test_bind_LDADD = $(HWLOC_LIBS)
 # the kernels' bodies on the CPU (kern_emu.cc, host C++), against the host kernels and pack engine ---
 UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_image.c
 check_PROGRAMS += test/unit/test_cuda_kern
-test_unit_test_cuda_kern_SOURCES = test/unit/test_cuda_kern.c test/unit/kern_emu.cc test/unit/kern_emu.h \
+test_unit_test_cuda_kern_SOURCES = test/unit/test_cuda_kern.c test/unit/kern_emu.cc test/unit/kern_emu.h test/unit/kern_testdata.h \
 	$(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_cuda_kern_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)

@@ -173,6 +173,14 @@ static CUresult f_cuMemcpyDtoHAsync(void *d, CUdeviceptr s, size_t n, CUstream s
     return 0;
 }
 static CUresult f_cuStreamSynchronize(CUstream s) { return 0; }
+static int fake_async_allocs, fake_async_frees;
+static CUresult f_cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+    fake_async_allocs++;
+    return f_cuMemAlloc(p, n);
+}
+static CUresult f_cuMemAllocAsync_unsupported(CUdeviceptr *p, size_t n, CUstream s) { return 801; }
+static CUresult f_cuMemFreeAsync(CUdeviceptr p, CUstream s) { fake_async_frees++; return 0; }
 
 static struct umpi_cuda_driver fake_driver(void)
 {
@@ -608,6 +616,20 @@ static void test_derived_reductions(void)
         check_reduce_derived("contiguous of MPI_2INT (one run), MINLOC", UMPI_OP_MINLOC, cii, 11,
                              "umpi_red_MINLOC_int_int");
         CHECK(umpi_cuda_kern_stats.reduce_packed == packed0 + 4, "a contiguous type went through scratch memory");
+        /* scratch memory: the stream-ordered allocator when it works, cuMemAlloc when it does not */
+        int allocs = fake_mem_allocs, frees = fake_mem_frees;
+        umpi_cuda_drv.cuMemAllocAsync = f_cuMemAllocAsync;
+        umpi_cuda_drv.cuMemFreeAsync = f_cuMemFreeAsync;
+        check_reduce_derived("vector, stream-ordered scratch", UMPI_OP_SUM, vec, 7, NULL);
+        CHECK(fake_async_allocs == 1 && fake_async_frees == 1, "async allocs %d frees %d", fake_async_allocs,
+              fake_async_frees);
+        umpi_cuda_drv.cuMemAllocAsync = f_cuMemAllocAsync_unsupported;
+        check_reduce_derived("vector, no memory pools", UMPI_OP_SUM, vec, 7, NULL);
+        CHECK(fake_async_frees == 1 && fake_mem_allocs == allocs + 2 && fake_mem_frees == frees + 1,
+              "fallback: frees %d, allocs %d, cuMemFree %d", fake_async_frees, fake_mem_allocs - allocs,
+              fake_mem_frees - frees);
+        umpi_cuda_drv.cuMemAllocAsync = NULL;
+        umpi_cuda_drv.cuMemFreeAsync = NULL;
         umpi_dtype_release(vec);
         umpi_dtype_release(cdi);
         umpi_dtype_release(cii);
