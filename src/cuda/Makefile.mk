@@ -22,10 +22,12 @@ libmpi_la_SOURCES += \
 	src/cuda/kern_args.h \
 	src/cuda/kern.c \
 	src/cuda/kern_pack.c \
+	src/cuda/kern_local.c \
 	src/cuda/kern_image.c
-EXTRA_DIST += src/cuda/kernels.cu src/cuda/kern_body.h
+EXTRA_DIST += src/cuda/kernels.cu src/cuda/kern_body.h src/cuda/kern_f80.h
 UMPI_KERN_FATBIN = src/cuda/umpi_kernels.fatbin
-UMPI_KERN_DEPS = $(srcdir)/src/cuda/kernels.cu $(srcdir)/src/cuda/kern_body.h $(srcdir)/src/cuda/kern_args.h \
+UMPI_KERN_DEPS = $(srcdir)/src/cuda/kernels.cu $(srcdir)/src/cuda/kern_body.h $(srcdir)/src/cuda/kern_f80.h \
+	$(srcdir)/src/cuda/kern_args.h \
 	$(srcdir)/src/coll/umpi_op_enum.h
 if HAVE_CUDA_KERNELS
 BUILT_SOURCES += $(UMPI_KERN_FATBIN)

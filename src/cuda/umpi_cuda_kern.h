@@ -94,6 +94,9 @@ enum umpi_cuda_kid_special { UMPI_CUDA_KID_NONE = -1 };
 umpi_status_t umpi_cuda_kmod_current(int device, struct umpi_cuda_kmod **out, unsigned long long *ctx_key);
 umpi_status_t umpi_cuda_kern_launch(struct umpi_cuda_kmod *km, int kid, void *args, uint64_t items,
                                     CUstream stream);
+/* Makes the primary context of `device` current unless the current context is on it; *saved and
+ * *switched say what to restore. */
+umpi_status_t umpi_cuda_kern_enter_device(int device, CUcontext *saved, int *switched);
 int umpi_cuda_kid_pack_vec(unsigned width);   /* 1, 2, 4, 8, 16 */
 int umpi_cuda_kid_pack_gen(void);
 umpi_status_t umpi_cuda_kern_fail(const char *what, CUresult r);

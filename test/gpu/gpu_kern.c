@@ -154,7 +154,7 @@ static int pack_case(umpi_dtype_t *dt, MPI_Count count, int verbose)
     st = umpi_cuda_kern_unpack(dt, count, dp, dtp, NULL);
     CU(d->cuStreamSynchronize(NULL));
     d2h(got, dmem, span);
-    if (st != UMPI_OK || memcmp(got, hmem, span) != 0) {
+    if (st != UMPI_OK || (!kt_overlaps(dt, count) && memcmp(got, hmem, span) != 0)) {
         bad = 1;
         if (verbose)
             printf("FAIL unpack of %ld x (size %ld, extent %ld): status %d\n", (long) count, (long) dt->size,

@@ -95,7 +95,7 @@ test_unit_test_bind_LDADD = $(HWLOC_LIBS)
 
 # --- issue 5, part kern: the GPU kernels without a GPU: a fake driver whose cuLaunchKernel runs
 # the kernels' bodies on the CPU (kern_emu.cc, host C++), against the host kernels and pack engine ---
-UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_image.c
+UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_local.c src/cuda/kern_image.c
 check_PROGRAMS += test/unit/test_cuda_kern
 test_unit_test_cuda_kern_SOURCES = test/unit/test_cuda_kern.c test/unit/kern_emu.cc test/unit/kern_emu.h test/unit/kern_testdata.h \
 	$(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \

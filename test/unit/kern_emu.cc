@@ -1,7 +1,8 @@
 /*
  * The GPU kernels run on the CPU: the same bodies (src/cuda/kern_body.h) and the same kernel list
- * as src/cuda/kernels.cu, each "thread" run in turn. The bodies' threads touch disjoint bytes, so
- * this computes what the GPU computes; the unit tests put it behind a fake cuLaunchKernel
+ * as src/cuda/kernels.cu, each "thread" run in turn, the last one first (the GPU promises no order:
+ * a body that depended on one would show here). The bodies' threads touch disjoint bytes, so this
+ * computes what the GPU computes; the unit tests put it behind a fake cuLaunchKernel
  * (test_cuda_kern.c) and compare every kernel with the host kernels and the host pack engine.
  * Built by the host C++ compiler: no CUDA toolkit needed.
  */
@@ -19,7 +20,7 @@ static_assert(sizeof(umpi_c32) == sizeof(float _Complex) && sizeof(umpi_c64) == 
     static void emu_##OP##_##ktype(const void *args, uint64_t nth)                               \
     {                                                                                             \
         const umpi_kred_args &a = *(const umpi_kred_args *) args;                                 \
-        for (uint64_t t = 0; t < nth; t++)                                                        \
+        for (uint64_t t = nth; t-- > 0;)                                                          \
             umpi_kred_scalar<D, umpi_kf_##OP>(a, t, nth);                                         \
     }
 
@@ -28,7 +29,7 @@ static_assert(sizeof(umpi_c32) == sizeof(float _Complex) && sizeof(umpi_c64) == 
     static void emu_##OP##_##ktype(const void *args, uint64_t nth)                               \
     {                                                                                             \
         const umpi_kred_args &a = *(const umpi_kred_args *) args;                                 \
-        for (uint64_t t = 0; t < nth; t++)                                                        \
+        for (uint64_t t = nth; t-- > 0;)                                                          \
             umpi_kred_pair<V, I, MAX>(a, t, nth);                                                 \
     }
 
@@ -41,7 +42,7 @@ UMPI_KERN_REDUCTIONS
     static void emu_pack_vec##W(const void *args, uint64_t nth)                                  \
     {                                                                                             \
         const umpi_kpack_vec &a = *(const umpi_kpack_vec *) args;                                 \
-        for (uint64_t t = 0; t < nth; t++)                                                        \
+        for (uint64_t t = nth; t-- > 0;)                                                          \
             umpi_kpack_vec_body<W>(a, t, nth);                                                    \
     }
 UMPI_KPACK_VEC_WIDTHS(EMU_PACK_VEC)
@@ -49,7 +50,7 @@ UMPI_KPACK_VEC_WIDTHS(EMU_PACK_VEC)
 static void emu_pack_gen(const void *args, uint64_t nth)
 {
     const umpi_kpack_gen &a = *(const umpi_kpack_gen *) args;
-    for (uint64_t t = 0; t < nth; t++)
+    for (uint64_t t = nth; t-- > 0;)
         umpi_kpack_gen_body(a, t, nth);
 }
 

@@ -260,4 +260,20 @@ static inline size_t kt_span(const umpi_dtype_t *dt, MPI_Count count, MPI_Aint *
     return (size_t) ((reach < 0 ? -reach : reach) + dt->true_extent);
 }
 
+/* Whether count elements of dt cover some byte twice (MPI allows such types for sending, not for
+ * receiving: what an unpack leaves there depends on the order of the writes). */
+static inline int kt_overlaps(const umpi_dtype_t *dt, MPI_Count count)
+{
+    MPI_Aint first;
+    size_t span = kt_span(dt, count, &first), bytes = (size_t) (count * dt->size), covered = 0;
+    char *buf = calloc(span + 1, 1), *ones = malloc(bytes + 1);
+    memset(ones, 1, bytes);
+    umpi_dtype_unpack(dt, ones, (MPI_Count) bytes, buf - first);
+    for (size_t i = 0; i < span; i++)
+        covered += buf[i] != 0;
+    free(buf);
+    free(ones);
+    return covered < bytes;
+}
+
 #endif

@@ -664,7 +664,7 @@ static int pack_case(umpi_dtype_t *dt, MPI_Count count, const char **kernel, int
     memcpy(dp, hp, bytes);
     umpi_dtype_unpack(dt, hp, (MPI_Count) bytes, t.h);
     st = umpi_cuda_kern_unpack(dt, count, dp, t.d, NULL);
-    if (st != UMPI_OK || memcmp(t.h + t.first, t.d + t.first, t.span) != 0) {
+    if (st != UMPI_OK || (!kt_overlaps(dt, count) && memcmp(t.h + t.first, t.d + t.first, t.span) != 0)) {
         bad = 1;
         if (verbose)
             printf("FAIL unpack of %ld elements: status %d, kernel %s\n", (long) count, st, last_kernel);
