@@ -21,6 +21,7 @@
 #include "core/umpi_knobs.h"
 #include "cuda/umpi_cuda.h"
 #include "pmi/umpi_pmi.h"
+#include "cuda/umpi_cuda_kern.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -130,6 +131,16 @@ static void umpi__print_build(void)
 #else
     umpi__row("CUDA", "no toolkit found by configure (the driver is still loaded at run time)");
 #endif
+    if (umpi_cuda_kernels_built()) {
+        char kern[320];
+        size_t size;
+        umpi_cuda_kern_image(&size);
+        snprintf(kern, sizeof(kern), "%d reduction and pack kernels for %s (%.1f MiB in libmpi)",
+                 umpi_cuda_kern_count(), umpi_cuda_kernels_archs(), (double) size / (1 << 20));
+        umpi__row("GPU kernels", kern);
+    } else {
+        umpi__row("GPU kernels", "none (no nvcc at build time): device buffers are reduced and packed through host memory");
+    }
 
     printf("\nRun time\n");
     umpi__row("libmpi", umpi__libmpi_path());

@@ -4,6 +4,7 @@
  */
 #include "coll/umpi_op.h"
 #include "core/umpi_err.h"
+#include "cuda/umpi_cuda_kern.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -11,7 +12,6 @@
 
 #if __has_include("mpi/gen/umpi_impl.h")
 #include "mpi/gen/umpi_impl.h"
-#include "coll/umpi_coll_device.h"
 #endif
 
 /* ---- objects ------------------------------------------------------------------------------------- */
@@ -61,18 +61,18 @@ void umpi_op_release(umpi_op_t *op)
  * reduced as that type, element by element of its packed stream; size-0 parts (markers, empty
  * blocks) carry no elements and do not count.
  */
-static const umpi_dtype_t *umpi__leaf(const umpi_dtype_t *dt)
+const umpi_dtype_t *umpi_op_leaf(const umpi_dtype_t *dt)
 {
     if (dt->builtin)
         return dt;
     if (dt->shadow != NULL)
-        return umpi__leaf(dt->shadow);
+        return umpi_op_leaf(dt->shadow);
     const umpi_dtype_t *leaf = NULL;
     for (int i = 0; i < dt->nkids; i++) {
         const umpi_dt_kid_t *kid = &dt->kids[i];
         if (kid->reps == 0 || kid->type->size == 0)
             continue;
-        const umpi_dtype_t *l = umpi__leaf(kid->type);
+        const umpi_dtype_t *l = umpi_op_leaf(kid->type);
         if (l == NULL || (leaf != NULL && l != leaf))
             return NULL;
         leaf = l;
@@ -99,7 +99,7 @@ static int umpi__check_predefined(const umpi_op_t *op, const umpi_dtype_t *dt, c
 {
     if (dt->size == 0)
         return MPI_SUCCESS;     /* no data: nothing to combine */
-    const umpi_dtype_t *leaf = umpi__leaf(dt);
+    const umpi_dtype_t *leaf = umpi_op_leaf(dt);
     if (leaf == NULL)
         return umpi_err_create(MPI_ERR_OP, "operation %s in argument '%s' needs a datatype whose basic "
                                "elements are all of one predefined type; datatype 0x%x mixes several",
@@ -161,7 +161,7 @@ static void umpi__apply_derived(const umpi_op_t *op, const void *in, void *inout
     MPI_Count total = count * dt->size;
     if (total == 0 || op->kind == UMPI_OP_NO_OP)
         return;
-    const umpi_dtype_t *leaf = op->kind == UMPI_OP_REPLACE ? NULL : umpi__leaf(dt);
+    const umpi_dtype_t *leaf = op->kind == UMPI_OP_REPLACE ? NULL : umpi_op_leaf(dt);
     umpi_op_kernel_t *k = leaf ? umpi_op_kernel_packed(op->kind, leaf) : NULL;
     if (k == NULL && op->kind != UMPI_OP_REPLACE)
         return;     /* a pair umpi_op_check refuses: inout stays */
@@ -261,22 +261,11 @@ int umpi_impl_reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count, u
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument '%s' (not allowed here)",
                                inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
-    if (count > 0 && umpi_unlikely(umpi_cuda_active)) {
-        /* device buffers: reduced on the CPU through host copies (GPU kernels: later) */
-        int e1, e2;
-        int flags = umpi_coll_dev_flag(inbuf, count, datatype_ptr, UMPI_COLL_DEV_IN, &e1) |
-                    umpi_coll_dev_flag(inoutbuf, count, datatype_ptr, UMPI_COLL_DEV_OUT, &e2);
-        if (e1 != MPI_SUCCESS || e2 != MPI_SUCCESS)
-            return e1 != MPI_SUCCESS ? e1 : e2;
-        if (flags != 0) {
-            umpi_lock();
-            err = umpi_coll_dev_reduce(o, inbuf, inoutbuf, count, datatype_ptr, flags);
-            umpi_unlock();
-            return err;
-        }
-    }
-    if (count > 0)
-        umpi_op_apply(o, inbuf, inoutbuf, count, datatype_ptr);
+    if (count <= 0)
+        return MPI_SUCCESS;
+    if (umpi_unlikely(umpi_cuda_active) && umpi_cuda_kern_reduce_local(o, inbuf, inoutbuf, count, datatype_ptr, &err))
+        return err;     /* a buffer in GPU memory: reduced there, or through host copies */
+    umpi_op_apply(o, inbuf, inoutbuf, count, datatype_ptr);
     return MPI_SUCCESS;
 }
 #endif

@@ -78,6 +78,11 @@ int umpi_op_check_accumulate(const umpi_op_t *op, const umpi_dtype_t *dt, const 
  */
 void umpi_op_apply(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt);
 
+/* The one predefined type every basic element of dt is (dt itself when predefined), NULL when dt
+ * mixes several: the type a predefined op reduces a derived type as, element by element of its
+ * packed stream. Size-0 parts carry no elements and do not count. */
+const umpi_dtype_t *umpi_op_leaf(const umpi_dtype_t *dt);
+
 /* Nonblocking collectives hold ops: a freed user op lives until its last release. No-ops on
  * predefined ops. */
 void umpi_op_retain(umpi_op_t *op);

@@ -218,10 +218,14 @@ fail:
     return UMPI_ERR_NOMEM;
 }
 
+void (*umpi_dtype_cuda_forget)(umpi_dtype_t *dt);
+
 void umpi_dtype_release_slow(umpi_dtype_t *dt)
 {
     if (__atomic_sub_fetch(&dt->refcount, 1, __ATOMIC_ACQ_REL) > 0)
         return;
+    if (dt->cuda_desc != NULL && umpi_dtype_cuda_forget != NULL)
+        umpi_dtype_cuda_forget(dt);
     umpi_ht_remove(&umpi_dtype_table, UMPI_HANDLE_INDEX(dt->handle));
     for (MPI_Count i = 0; i < dt->n_types; i++)
         umpi_dtype_release(dt->types[i]);

@@ -13,6 +13,7 @@
 #include "core/umpi_request.h"
 #include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_p2p.h"
+#include "cuda/umpi_cuda_kern.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
 
@@ -116,6 +117,7 @@ int umpi_impl_finalize(void)
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_cuda_p2p_finalize();
     umpi_ucx_finalize();
+    umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
     umpi_cuda_finalize();
     umpi_sched_finalize();
     umpi_request_pool_finalize();

@@ -258,7 +258,12 @@ typedef struct umpi_dtype {
     MPI_Count *op_off;       /* packed bytes before op k, nops + 1 entries */
     char user_name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs; /* cached attributes (attr_list.c), builtin types included */
+    struct umpi_cuda_dtdesc *cuda_desc; /* the ops uploaded for the GPU pack kernel (src/cuda/kern_pack.c) */
 } umpi_dtype_t;
+
+/* Set by src/cuda once it has uploaded a type for its pack kernel: called when a type with a
+ * cuda_desc is destroyed, to free the GPU's copy. */
+extern void (*umpi_dtype_cuda_forget)(umpi_dtype_t *dt);
 
 /* Builtin datatypes by the low byte of their handle (datatype.c). */
 extern umpi_dtype_t umpi_dtype_builtin[256];

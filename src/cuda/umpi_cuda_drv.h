@@ -116,7 +116,25 @@ typedef enum {
       (CUdeviceptr *dptr, CUipcMemHandle h, unsigned int flags))                                     \
     X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 1, (CUdeviceptr dptr))                             \
     X(cuMemAllocAsync, "cuMemAllocAsync", 0, (CUdeviceptr *dptr, size_t bytes, CUstream s))          \
-    X(cuMemFreeAsync, "cuMemFreeAsync", 0, (CUdeviceptr dptr, CUstream s))
+    X(cuMemFreeAsync, "cuMemFreeAsync", 0, (CUdeviceptr dptr, CUstream s))                       \
+    /* --- issue 5, part kern: the GPU kernels (src/cuda/kern.c) --- */                            \
+    X(cuModuleLoadData, "cuModuleLoadData", 1, (CUmodule *mod, const void *image))                   \
+    X(cuModuleUnload, "cuModuleUnload", 1, (CUmodule mod))                                          \
+    X(cuModuleGetFunction, "cuModuleGetFunction", 1, (CUfunction *fn, CUmodule mod, const char *name)) \
+    X(cuLaunchKernel, "cuLaunchKernel", 1,                                                          \
+      (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,  \
+       unsigned shmem, CUstream s, void **params, void **extra))                                    \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 1, (int *value, int attrib, CUdevice dev))      \
+    X(cuCtxGetDevice, "cuCtxGetDevice", 1, (CUdevice *dev))                                         \
+    X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1, (CUdeviceptr dst, const void *src, size_t n))             \
+    X(cuCtxGetId, "cuCtxGetId", 0, (CUcontext ctx, unsigned long long *id))
+
+/* --- issue 5, part kern: types and values of the kernel functions above --- */
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+#define UMPI_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16
+#define UMPI_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
+#define UMPI_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 
 struct umpi_cuda_driver {
 #define UMPI__CUDA_FN_PTR(name, sym, req, params) CUresult (*name) params;

@@ -19,3 +19,14 @@ check-gpu: all $(check_PROGRAMS)
 	abs_top_builddir="$(abs_top_builddir)" abs_top_srcdir="$(abs_top_srcdir)" \
 	$(PYTHON3) $(top_srcdir)/test/runtests --prefix "$(prefix)" --builddir "$(abs_top_builddir)" --suite gpu $(RUNTESTS_FLAGS)
 .PHONY: check-gpu
+
+# --- issue 5, part kern: umpi's GPU kernels on a GPU (every op x type, pack/unpack) ---
+check_PROGRAMS += test/gpu/gpu_kern
+test_gpu_gpu_kern_SOURCES = test/gpu/gpu_kern.c test/unit/kern_testdata.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) \
+	src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_gpu_gpu_kern_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_gpu_gpu_kern_LDADD = $(UMPI_UNIT_LDADD) -ldl -lm
+if HAVE_CUDA_KERNELS
+src/cuda/test_gpu_gpu_kern-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
+endif
+EXTRA_DIST += test/gpu/gpu_reduce_local.c

@@ -107,3 +107,20 @@ check_PROGRAMS += test/unit/test_mpirun_wire
 test_unit_test_mpirun_wire_SOURCES = test/unit/test_mpirun_wire.c tools/mpirun/wire.c tools/mpirun/hosts.c \
 	test/unit/unit.h
 test_unit_test_mpirun_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -I$(top_srcdir)/tools/mpirun
+
+# --- issue 5, part kern: the GPU kernels without a GPU: a fake driver whose cuLaunchKernel runs
+# the kernels' bodies on the CPU (kern_emu.cc, host C++), against the host kernels and pack engine ---
+UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_local.c src/cuda/kern_image.c
+check_PROGRAMS += test/unit/test_cuda_kern
+test_unit_test_cuda_kern_SOURCES = test/unit/test_cuda_kern.c test/unit/kern_emu.cc test/unit/kern_emu.h test/unit/kern_testdata.h \
+	$(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
+	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_cuda_kern_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
+test_unit_test_cuda_kern_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
+test_unit_test_cuda_kern_LDADD = $(UMPI_UNIT_LDADD) -ldl -lm
+# op.c sends MPI_Reduce_local on GPU buffers to src/cuda
+test_unit_test_op_SOURCES += $(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN)
+test_unit_test_op_LDADD += -ldl
+if HAVE_CUDA_KERNELS
+src/cuda/test_unit_test_cuda_kern-kern_image.$(OBJEXT) src/cuda/test_unit_test_op-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
+endif
