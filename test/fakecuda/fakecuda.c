@@ -56,6 +56,7 @@ enum {
     FAKE_ERR_NOT_INITIALIZED = 3,
     FAKE_ERR_INVALID_CONTEXT = 201,
     FAKE_ERR_ALREADY_MAPPED = 208,
+    FAKE_ERR_NO_BINARY_FOR_GPU = 209,
     FAKE_ERR_INVALID_HANDLE = 400,
     FAKE_ERR_NOT_READY = 600,
     FAKE_ERR_NOT_SUPPORTED = 801,
@@ -285,6 +286,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
     case FAKE_ERR_NOT_INITIALIZED: *s = "CUDA_ERROR_NOT_INITIALIZED"; break;
     case FAKE_ERR_INVALID_CONTEXT: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
     case FAKE_ERR_ALREADY_MAPPED: *s = "CUDA_ERROR_ALREADY_MAPPED"; break;
+    case FAKE_ERR_NO_BINARY_FOR_GPU: *s = "CUDA_ERROR_NO_BINARY_FOR_GPU"; break;
     case FAKE_ERR_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
     case FAKE_ERR_NOT_READY: *s = "CUDA_ERROR_NOT_READY"; break;
     case FAKE_ERR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
@@ -298,6 +300,7 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
     switch (r) {
     case 0: *s = "no error"; break;
     case FAKE_ERR_INVALID_VALUE: *s = "invalid argument"; break;
+    case FAKE_ERR_NO_BINARY_FOR_GPU: *s = "no kernel image for this device (the fake GPU runs no GPU code)"; break;
     case FAKE_ERR_OUT_OF_MEMORY: *s = "out of memory"; break;
     case FAKE_ERR_NOT_INITIALIZED: *s = "initialization error"; break;
     case FAKE_ERR_INVALID_CONTEXT: *s = "invalid device context (no current context in this thread)"; break;
@@ -953,4 +956,62 @@ EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h, unsig
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 {
     return dev_free(p, 1);
+}
+
+/* ---- modules and kernels ---------------------------------------------------------------------- */
+
+/* A fake GPU runs no GPU code: every image is refused as a real driver refuses one built for other
+ * architectures, so umpi takes its host paths (test/unit/test_cuda_kern runs the kernels' bodies on
+ * the CPU instead). The attributes describe a small Hopper-class device. */
+EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
+{
+    (void) image;
+    if (!need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    *mod = NULL;
+    return FAKE_ERR_NO_BINARY_FOR_GPU;
+}
+
+EXPORT CUresult cuModuleUnload(void *mod)
+{
+    (void) mod;
+    return FAKE_ERR_INVALID_HANDLE;   /* nothing was ever loaded */
+}
+
+EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+    (void) mod;
+    (void) name;
+    *fn = NULL;
+    return FAKE_ERR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
+{
+    (void) f, (void) gx, (void) gy, (void) gz, (void) bx, (void) by, (void) bz;
+    (void) shmem, (void) s, (void) params, (void) extra;
+    return FAKE_ERR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice d)
+{
+    if (!initialized)
+        return FAKE_ERR_NOT_INITIALIZED;
+    if (d < 0 || d >= ndevices)
+        return FAKE_ERR_INVALID_VALUE;
+    switch (attrib) {
+    case 16: *value = 4; return 0;    /* multiprocessors */
+    case 75: *value = 9; return 0;    /* compute capability major */
+    case 76: *value = 0; return 0;    /* minor */
+    default: return FAKE_ERR_INVALID_VALUE;
+    }
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+    if (!need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    *d = current_ctx - 1;
+    return 0;
 }
