@@ -96,3 +96,7 @@ libmpi_la_SOURCES += \
 # --- part perf2: small collectives when oversubscribed ---
 libmpi_la_SOURCES += \
 	src/coll/algo/bcast_linear.c
+
+# --- part perf4: segmented (pipelined) reduce ---
+libmpi_la_SOURCES += \
+	src/coll/algo/reduce_pipeline.c

@@ -29,10 +29,15 @@
  *   earlier the same day at load 13: alpha 0.115, gamma 1/29000; beta then came out at 1/1600, a
  *     measurement of the load (the osu_bw figure 1/13500 was used instead, and the quiet run
  *     confirms it).
- * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
+ * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM.
+ * beta_cached (part perf4): SHM 2026-11-22 09:27, osu_latency -m 8:65536 -i 20000:5000, 2 ranks,
+ *   best of 9: (1.81 - 0.13 us) / 65536 B = 1/39000 us/B, three times the 4 MiB beta; NET: the
+ *   wire, as beta. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109},
-    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109,
+                       .beta_cached = 1.0 / 39000.0},
+    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0,
+                       .beta_cached = 1.0 / 11000.0},
 };
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
@@ -49,9 +54,12 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
  * post (part perf2): most of that alpha is the wait for the peer to get a core, which messages
  * posted together share; each still costs its own software start-up, the unloaded SHM alpha. With
  * it, alltoall at 4 ranks takes the one-round linear algorithm up to about 10 KiB per block
- * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17). */
+ * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17).
+ * beta_cached (part perf4): the same two pinned pairs at once, osu_latency -m 8:65536, best of 7:
+ * (3.84 - 1.83 us) / 65536 B and (3.89 - 1.64) / 65536, mean 1/30800 us/B. */
 static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
-                                                           .gamma = 1.0 / 29200.0, .post = 0.109};
+                                                           .gamma = 1.0 / 29200.0, .post = 0.109,
+                                                           .beta_cached = 1.0 / 30800.0};
 
 static double umpi__lg(int p)
 {
@@ -446,6 +454,67 @@ static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double
     return umpi__w(c, p * lg, p * (lg * (p / 2.0) * n * 3 + 2.0 * p * n), 0, p * lg);
 }
 
+/* ---- segmented reduce (part perf4) -----------------------------------------------------------------
+ * k segments of s bytes (UMPI_REDUCE_SEGMENT_SIZE; the whole vector when 0 or larger). A step is
+ * one segment received, reduced and sent on; the busiest member (the root) takes it in from each
+ * of its children. Chain: p - 2 + k steps (the last segment leaves the far end after k, and
+ * climbs p - 2 more). Binomial, lg = ceil(log2 p): the root takes in lg children per segment, k lg
+ * steps, after the lg - 1 the deepest child's first segment needs to come up. Streamed segments stay in the cache and move at
+ * beta_cached; one segment (k = 1) is the unsegmented chain or tree, priced like the binomial
+ * reduce's rounds with beta. Measured 2026-11-22 (bench/NOTES.md, part perf4), 2 ranks, forced,
+ * best of 7: 1 MiB binomial 96.5 us, pipeline (64 KiB) 45.0; formulas 115.7 and 65. */
+static void umpi__segments(double n, double *seg, double *k)
+{
+    double s = (double) umpi_config.reduce_segment_size;
+    if (s <= 0 || s > n)
+        s = n;
+    *seg = s;
+    *k = s > 0 ? (double) (long long) ((n + s - 1) / s) : 1;
+}
+
+/* one step: a segment moved and reduced */
+static double umpi__seg_step(const umpi_coll_cost_t *c, double seg, double k)
+{
+    double b = k > 1 && c->beta_cached > 0 ? c->beta_cached : c->beta;
+    return c->alpha + seg * (b + c->gamma);
+}
+
+static double umpi__cost_reduce_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg, k;
+    umpi__segments(n, &seg, &k);
+    return (p - 2 + k) * umpi__seg_step(c, seg, k);
+}
+
+static double umpi__cost_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg, k, lg = umpi__lg(p);
+    umpi__segments(n, &seg, &k);
+    return (lg - 1 + k * lg) * umpi__seg_step(c, seg, k);
+}
+
+/* Both: p - 1 edges carrying the vector in k messages each, every segment reduced by its
+ * receiver; the pieces are segments (no out-of-cache share when small). A member with children
+ * waits once per phase, for all of them at once: k waits at each of them (chain: p - 1 members
+ * wait, binomial: floor(p / 2); the leaves only send). */
+static double umpi__work_segmented(const umpi_coll_cost_t *c, int p, double n, double waiting)
+{
+    double seg, k;
+    umpi__segments(n, &seg, &k);
+    double m = (p - 1) * k;
+    return umpi__w(c, m, (p - 1) * n, umpi__big(seg, (p - 1) * n), waiting * k) + (p - 1) * n * c->gamma;
+}
+
+static double umpi__work_reduce_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__work_segmented(c, p, n, p - 1);
+}
+
+static double umpi__work_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__work_segmented(c, p, n, p / 2);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
@@ -599,6 +668,15 @@ static const umpi_coll_algo_t umpi__reduce[] = {
     /* part hier2 */
     {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_reduce,
      "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
+    /* part perf4 */
+    {"pipeline", umpi_reduce_pipeline, NULL, umpi__cost_reduce_pipeline,
+     "chain to the root in segments of UMPI_REDUCE_SEGMENT_SIZE, each reduced and sent on while the next "
+     "arrives: large vectors, any op (rank order)",
+     umpi__work_reduce_pipeline},
+    {"tree_pipeline", umpi_reduce_tree_pipeline, NULL, umpi__cost_reduce_tree_pipeline,
+     "binomial tree to the root in segments of UMPI_REDUCE_SEGMENT_SIZE, levels working at once: large "
+     "vectors, any op (rank order)",
+     umpi__work_reduce_tree_pipeline},
 };
 
 /* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
