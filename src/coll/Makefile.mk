@@ -99,4 +99,5 @@ libmpi_la_SOURCES += \
 
 # --- part perf4: segmented (pipelined) reduce ---
 libmpi_la_SOURCES += \
-	src/coll/algo/reduce_pipeline.c
+	src/coll/algo/reduce_pipeline.c \
+	src/coll/algo/barrier_linear.c

@@ -458,8 +458,9 @@ static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double
  * k segments of s bytes (UMPI_REDUCE_SEGMENT_SIZE; the whole vector when 0 or larger). A step is
  * one segment received, reduced and sent on; the busiest member (the root) takes it in from each
  * of its children. Chain: p - 2 + k steps (the last segment leaves the far end after k, and
- * climbs p - 2 more). Binomial, lg = ceil(log2 p): the root takes in lg children per segment, k lg
- * steps, after the lg - 1 the deepest child's first segment needs to come up. Streamed segments stay in the cache and move at
+ * climbs p - 2 more). Binomial, lg = ceil(log2 p): lg - 1 steps bring the deepest child's first
+ * segment up, then the root takes in k segments from lg children each, waiting once per segment
+ * (it posts all their receives at once). Streamed segments stay in the cache and move at
  * beta_cached; one segment (k = 1) is the unsegmented chain or tree, priced like the binomial
  * reduce's rounds with beta. Measured 2026-11-22 (bench/NOTES.md, part perf4), 2 ranks, forced,
  * best of 7: 1 MiB binomial 96.5 us, pipeline (64 KiB) 45.0; formulas 115.7 and 65. */
@@ -472,11 +473,12 @@ static void umpi__segments(double n, double *seg, double *k)
     *k = s > 0 ? (double) (long long) ((n + s - 1) / s) : 1;
 }
 
-/* one step: a segment moved and reduced */
+/* one step: a segment moved and reduced (written as the binomial formula's round, so that the
+ * unsegmented two-member case ties it exactly and the table order keeps binomial) */
 static double umpi__seg_step(const umpi_coll_cost_t *c, double seg, double k)
 {
     double b = k > 1 && c->beta_cached > 0 ? c->beta_cached : c->beta;
-    return c->alpha + seg * (b + c->gamma);
+    return c->alpha + seg * b + seg * c->gamma;
 }
 
 static double umpi__cost_reduce_pipeline(const umpi_coll_cost_t *c, int p, double n)
@@ -490,7 +492,7 @@ static double umpi__cost_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, 
 {
     double seg, k, lg = umpi__lg(p);
     umpi__segments(n, &seg, &k);
-    return (lg - 1 + k * lg) * umpi__seg_step(c, seg, k);
+    return (lg - 1) * umpi__seg_step(c, seg, k) + k * umpi__seg_step(c, lg * seg, k);
 }
 
 /* Both: p - 1 edges carrying the vector in k messages each, every segment reduced by its
@@ -515,16 +517,54 @@ static double umpi__work_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, 
     return umpi__work_segmented(c, p, n, p / 2);
 }
 
+/* ---- fan-in/fan-out barriers (part perf4) ---------------------------------------------------------- */
+/* Two hand-offs (the last signal to member 0, its release to the others) and member 0 posting
+ * p - 1 releases one after another. */
+static double umpi__cost_barrier_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return p > 1 ? 2 * c->alpha + (p - 2) * c->post : 0;
+}
+
+/* Work (oversubscribed, umpi__w): dissemination and recursive doubling send and wait p ceil(log2
+ * p) times in all (recursive doubling: log2 q per member of the power of two q, 2 per folded
+ * pair); the linear barrier sends 2 (p - 1) messages and each member waits once. */
+static double umpi__work_barrier_dissemination(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return umpi__w(c, p * umpi__lg(p), 0, 0, p * umpi__lg(p));
+}
+
+static double umpi__work_barrier_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    int q = umpi__pof2_floor(p), r = p - q;
+    double m = q * umpi__lg(q) + 4.0 * r;
+    return umpi__w(c, m, 0, 0, m);
+}
+
+static double umpi__work_barrier_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return umpi__w(c, 2.0 * (p - 1), 0, 0, p);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
     {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
-     "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
+     "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k",
+     umpi__work_barrier_dissemination},
     {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
      "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
     /* part c2 */
     {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi__cost_barrier_rd,
-     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after"},
+     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after",
+     umpi__work_barrier_rd},
+    /* part perf4 */
+    {"linear", umpi_barrier_linear, NULL, umpi__cost_barrier_linear,
+     "every member signals member 0, which releases all in one round (member 0 leaves first)",
+     umpi__work_barrier_linear},
 };
 
 static const umpi_coll_algo_t umpi__bcast[] = {
@@ -826,6 +866,9 @@ umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v)
     return UMPI_LINK_SHM;
 }
 
+/* Oversubscribed estimates closer than this (relative) are a tie, broken by the work (part perf4). */
+#define UMPI__TIE 0.01
+
 /* The algorithm for this call: the forced one if it can run it, else the cheapest usable one. */
 static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const umpi_coll_args_t *a)
 {
@@ -854,16 +897,16 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
         eff.beta *= umpi_coll_shape.max_ppn;
     const umpi_coll_cost_t *cost = &eff;
     const umpi_coll_algo_t *best = NULL;
-    double best_t = 0;
+    double best_t = 0, best_w = 0;
     for (int i = 0; i < n; i++) {
         if (t[i].usable != NULL && !t[i].usable(v, a)) {
             umpi_debug(2, "%s candidate %s: cannot run this call", umpi__kind_names[a->kind], t[i].name);
             continue;
         }
-        double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0;
+        double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0, w = 0;
         /* part perf3: oversubscribed, the total work over the cores when it is the larger */
         if (t[i].work != NULL && link == UMPI_LINK_SHM && umpi_progress_oversubscribed) {
-            double w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
+            w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
             umpi_debug(2, "%s candidate %s: critical path %.3f us, work / %d cores %.3f us",
                        umpi__kind_names[a->kind], t[i].name, est, umpi_progress_cores, w);
             if (w > est)
@@ -873,9 +916,22 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
         umpi_debug(2, "%s candidate %s: estimated %.3f us (%d members, %zu bytes, %d nodes, at most %d per node)",
                    umpi__kind_names[a->kind], t[i].name, est, v->size, a->bytes, umpi_coll_shape.nnodes,
                    umpi_coll_shape.max_ppn);
-        if (best == NULL || est < best_t) {
+        /* part perf4: oversubscribed, estimates within UMPI__TIE of each other are the same time
+         * to this model; the one with less work wins then (it gives the shared cores back to the
+         * other ranks sooner). The linear barrier ties dissemination so at 4 ranks on 2 cores, and
+         * releasing member 0 first makes a broadcast from it that follows 10-100x faster
+         * (bench/NOTES.md, part perf4). */
+        int better;
+        if (best == NULL)
+            better = 1;
+        else if (w > 0 && best_w > 0 && est <= best_t * (1 + UMPI__TIE) && est >= best_t * (1 - UMPI__TIE))
+            better = w < best_w;
+        else
+            better = est < best_t;
+        if (better) {
             best = &t[i];
             best_t = est;
+            best_w = w;
         }
     }
     return best;

@@ -295,6 +295,8 @@ UMPI_COLL_ALGO(umpi_bcast_linear);
 /* ---- segmented reduce (issue 4, part perf4): segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree ---- */
 UMPI_COLL_ALGO(umpi_reduce_pipeline);
 UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
+/* fan-in/fan-out barrier: member 0 leaves first (part perf4) */
+UMPI_COLL_ALGO(umpi_barrier_linear);
 
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
