@@ -868,6 +868,8 @@ umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v)
 
 /* Oversubscribed estimates closer than this (relative) are a tie, broken by the work (part perf4). */
 #define UMPI__TIE 0.01
+/* Oversubscribed calls of at most this many bytes price their critical path with beta_cached (part perf4). */
+#define UMPI__CALL_CACHED 65536
 
 /* The algorithm for this call: the forced one if it can run it, else the cheapest usable one. */
 static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const umpi_coll_args_t *a)
@@ -896,6 +898,16 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
     if (link == UMPI_LINK_NET && umpi_coll_shape.max_ppn > 1)
         eff.beta *= umpi_coll_shape.max_ppn;
     const umpi_coll_cost_t *cost = &eff;
+    /* part perf4: oversubscribed, a call of at most UMPI__CALL_CACHED bytes keeps all its pieces
+     * in the cache, and its critical path moves them at beta_cached (measured with messages of
+     * that size). Larger calls keep beta: at 128-256 KiB the whole-vector algorithms measured out
+     * of the cache (binomial reduce, 4 ranks, 256 KiB: 77-157 us against 19-26 segmented). The
+     * work estimates keep beta (part perf3's fit). Measured: allreduce 4 ranks, 32-64 KiB, reduce +
+     * bcast beats Rabenseifner (bench/NOTES.md, parts perf3 and perf4). */
+    umpi_coll_cost_t cp_eff = eff;
+    if (link == UMPI_LINK_SHM && umpi_progress_oversubscribed && a->bytes <= UMPI__CALL_CACHED &&
+        eff.beta_cached > 0)
+        cp_eff.beta = eff.beta_cached;
     const umpi_coll_algo_t *best = NULL;
     double best_t = 0, best_w = 0;
     for (int i = 0; i < n; i++) {
@@ -903,7 +915,7 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
             umpi_debug(2, "%s candidate %s: cannot run this call", umpi__kind_names[a->kind], t[i].name);
             continue;
         }
-        double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0, w = 0;
+        double est = t[i].cost ? t[i].cost(&cp_eff, v->size, (double) a->bytes) : 0, w = 0;
         /* part perf3: oversubscribed, the total work over the cores when it is the larger */
         if (t[i].work != NULL && link == UMPI_LINK_SHM && umpi_progress_oversubscribed) {
             w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
