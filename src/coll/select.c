@@ -930,9 +930,10 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
                    umpi_coll_shape.max_ppn);
         /* part perf4: oversubscribed, estimates within UMPI__TIE of each other are the same time
          * to this model; the one with less work wins then (it gives the shared cores back to the
-         * other ranks sooner). The linear barrier ties dissemination so at 4 ranks on 2 cores, and
-         * releasing member 0 first makes a broadcast from it that follows 10-100x faster
-         * (bench/NOTES.md, part perf4). */
+         * other ranks sooner). The linear barrier ties dissemination so at 4 ranks on 2 cores;
+         * releasing member 0 first, it makes a broadcast from it that follows 5-15x faster (median),
+         * a reduce or a one-round alltoall 1.3-1.6x, but a 1 KiB recursive-doubling allreduce or
+         * allgather, whose members then start staggered, 1.3-1.6x slower (bench/NOTES.md, perf4). */
         int better;
         if (best == NULL)
             better = 1;
