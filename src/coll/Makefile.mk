@@ -99,3 +99,7 @@ libmpi_la_SOURCES += \
 
 # --- issue 5, part p2p: collective steps on device buffers (through host memory until GPU kernels) ---
 libmpi_la_SOURCES += src/coll/umpi_coll_device.h src/coll/device.c
+# --- part perf4: segmented (pipelined) reduce ---
+libmpi_la_SOURCES += \
+	src/coll/algo/reduce_pipeline.c \
+	src/coll/algo/barrier_linear.c

@@ -29,10 +29,15 @@
  *   earlier the same day at load 13: alpha 0.115, gamma 1/29000; beta then came out at 1/1600, a
  *     measurement of the load (the osu_bw figure 1/13500 was used instead, and the quiet run
  *     confirms it).
- * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM. */
+ * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM.
+ * beta_cached (part perf4): SHM 2026-11-22 09:27, osu_latency -m 8:65536 -i 20000:5000, 2 ranks,
+ *   best of 9: (1.81 - 0.13 us) / 65536 B = 1/39000 us/B, three times the 4 MiB beta; NET: the
+ *   wire, as beta. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
-    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109},
-    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0},
+    [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109,
+                       .beta_cached = 1.0 / 39000.0},
+    [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0,
+                       .beta_cached = 1.0 / 11000.0},
 };
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
@@ -49,9 +54,12 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
  * post (part perf2): most of that alpha is the wait for the peer to get a core, which messages
  * posted together share; each still costs its own software start-up, the unloaded SHM alpha. With
  * it, alltoall at 4 ranks takes the one-round linear algorithm up to about 10 KiB per block
- * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17). */
+ * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17).
+ * beta_cached (part perf4): the same two pinned pairs at once, osu_latency -m 8:65536, best of 7:
+ * (3.84 - 1.83 us) / 65536 B and (3.89 - 1.64) / 65536, mean 1/30800 us/B. */
 static const umpi_coll_cost_t umpi__cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
-                                                           .gamma = 1.0 / 29200.0, .post = 0.109};
+                                                           .gamma = 1.0 / 29200.0, .post = 0.109,
+                                                           .beta_cached = 1.0 / 30800.0};
 
 static double umpi__lg(int p)
 {
@@ -446,16 +454,117 @@ static double umpi__work_bruck_alltoall(const umpi_coll_cost_t *c, int p, double
     return umpi__w(c, p * lg, p * (lg * (p / 2.0) * n * 3 + 2.0 * p * n), 0, p * lg);
 }
 
+/* ---- segmented reduce (part perf4) -----------------------------------------------------------------
+ * k segments of s bytes (UMPI_REDUCE_SEGMENT_SIZE; the whole vector when 0 or larger). A step is
+ * one segment received, reduced and sent on; the busiest member (the root) takes it in from each
+ * of its children. Chain: p - 2 + k steps (the last segment leaves the far end after k, and
+ * climbs p - 2 more). Binomial, lg = ceil(log2 p): lg - 1 steps bring the deepest child's first
+ * segment up, then the root takes in k segments from lg children each, waiting once per segment
+ * (it posts all their receives at once). Streamed segments stay in the cache and move at
+ * beta_cached; one segment (k = 1) is the unsegmented chain or tree, priced like the binomial
+ * reduce's rounds with beta. Measured 2026-11-22 (bench/NOTES.md, part perf4), 2 ranks, forced,
+ * best of 7: 1 MiB binomial 96.5 us, pipeline (64 KiB) 45.0; formulas 115.7 and 65. */
+static void umpi__segments(double n, double *seg, double *k)
+{
+    double s = (double) umpi_config.reduce_segment_size;
+    if (s <= 0 || s > n)
+        s = n;
+    *seg = s;
+    *k = s > 0 ? (double) (long long) ((n + s - 1) / s) : 1;
+}
+
+/* one step: a segment moved and reduced (written as the binomial formula's round, so that the
+ * unsegmented two-member case ties it exactly and the table order keeps binomial) */
+static double umpi__seg_step(const umpi_coll_cost_t *c, double seg, double k)
+{
+    double b = k > 1 && c->beta_cached > 0 ? c->beta_cached : c->beta;
+    return c->alpha + seg * b + seg * c->gamma;
+}
+
+static double umpi__cost_reduce_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg, k;
+    umpi__segments(n, &seg, &k);
+    return (p - 2 + k) * umpi__seg_step(c, seg, k);
+}
+
+static double umpi__cost_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    double seg, k, lg = umpi__lg(p);
+    umpi__segments(n, &seg, &k);
+    return (lg - 1) * umpi__seg_step(c, seg, k) + k * umpi__seg_step(c, lg * seg, k);
+}
+
+/* Both: p - 1 edges carrying the vector in k messages each, every segment reduced by its
+ * receiver; the pieces are segments (no out-of-cache share when small). A member with children
+ * waits once per phase, for all of them at once: k waits at each of them (chain: p - 1 members
+ * wait, binomial: floor(p / 2); the leaves only send). */
+static double umpi__work_segmented(const umpi_coll_cost_t *c, int p, double n, double waiting)
+{
+    double seg, k;
+    umpi__segments(n, &seg, &k);
+    double m = (p - 1) * k;
+    return umpi__w(c, m, (p - 1) * n, umpi__big(seg, (p - 1) * n), waiting * k) + (p - 1) * n * c->gamma;
+}
+
+static double umpi__work_reduce_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__work_segmented(c, p, n, p - 1);
+}
+
+static double umpi__work_reduce_tree_pipeline(const umpi_coll_cost_t *c, int p, double n)
+{
+    return umpi__work_segmented(c, p, n, p / 2);
+}
+
+/* ---- fan-in/fan-out barriers (part perf4) ---------------------------------------------------------- */
+/* Two hand-offs (the last signal to member 0, its release to the others) and member 0 posting
+ * p - 1 releases one after another. */
+static double umpi__cost_barrier_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return p > 1 ? 2 * c->alpha + (p - 2) * c->post : 0;
+}
+
+/* Work (oversubscribed, umpi__w): dissemination and recursive doubling send and wait p ceil(log2
+ * p) times in all (recursive doubling: log2 q per member of the power of two q, 2 per folded
+ * pair); the linear barrier sends 2 (p - 1) messages and each member waits once. */
+static double umpi__work_barrier_dissemination(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return umpi__w(c, p * umpi__lg(p), 0, 0, p * umpi__lg(p));
+}
+
+static double umpi__work_barrier_rd(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    int q = umpi__pof2_floor(p), r = p - q;
+    double m = q * umpi__lg(q) + 4.0 * r;
+    return umpi__w(c, m, 0, 0, m);
+}
+
+static double umpi__work_barrier_linear(const umpi_coll_cost_t *c, int p, double n)
+{
+    (void) n;
+    return umpi__w(c, 2.0 * (p - 1), 0, 0, p);
+}
+
 /* ---- tables --------------------------------------------------------------------------------------- */
 
 static const umpi_coll_algo_t umpi__barrier[] = {
     {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
-     "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k"},
+     "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k",
+     umpi__work_barrier_dissemination},
     {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
      "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
     /* part c2 */
     {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi__cost_barrier_rd,
-     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after"},
+     "log2 p pairwise exchanges among a power of two; the members above it fold in before and after",
+     umpi__work_barrier_rd},
+    /* part perf4 */
+    {"linear", umpi_barrier_linear, NULL, umpi__cost_barrier_linear,
+     "every member signals member 0, which releases all in one round (member 0 leaves first)",
+     umpi__work_barrier_linear},
 };
 
 static const umpi_coll_algo_t umpi__bcast[] = {
@@ -599,6 +708,15 @@ static const umpi_coll_algo_t umpi__reduce[] = {
     /* part hier2 */
     {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_reduce,
      "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
+    /* part perf4 */
+    {"pipeline", umpi_reduce_pipeline, NULL, umpi__cost_reduce_pipeline,
+     "chain to the root in segments of UMPI_REDUCE_SEGMENT_SIZE, each reduced and sent on while the next "
+     "arrives: large vectors, any op (rank order)",
+     umpi__work_reduce_pipeline},
+    {"tree_pipeline", umpi_reduce_tree_pipeline, NULL, umpi__cost_reduce_tree_pipeline,
+     "binomial tree to the root in segments of UMPI_REDUCE_SEGMENT_SIZE, levels working at once: large "
+     "vectors, any op (rank order)",
+     umpi__work_reduce_tree_pipeline},
 };
 
 /* Reduce_scatter and Reduce_scatter_block run the same algorithms. */
@@ -748,6 +866,11 @@ umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v)
     return UMPI_LINK_SHM;
 }
 
+/* Oversubscribed estimates closer than this (relative) are a tie, broken by the work (part perf4). */
+#define UMPI__TIE 0.01
+/* Oversubscribed calls of at most this many bytes price their critical path with beta_cached (part perf4). */
+#define UMPI__CALL_CACHED 65536
+
 /* The algorithm for this call: the forced one if it can run it, else the cheapest usable one. */
 static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const umpi_coll_args_t *a)
 {
@@ -775,17 +898,27 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
     if (link == UMPI_LINK_NET && umpi_coll_shape.max_ppn > 1)
         eff.beta *= umpi_coll_shape.max_ppn;
     const umpi_coll_cost_t *cost = &eff;
+    /* part perf4: oversubscribed, a call of at most UMPI__CALL_CACHED bytes keeps all its pieces
+     * in the cache, and its critical path moves them at beta_cached (measured with messages of
+     * that size). Larger calls keep beta: at 128-256 KiB the whole-vector algorithms measured out
+     * of the cache (binomial reduce, 4 ranks, 256 KiB: 77-157 us against 19-26 segmented). The
+     * work estimates keep beta (part perf3's fit). Measured: allreduce 4 ranks, 32-64 KiB, reduce +
+     * bcast beats Rabenseifner (bench/NOTES.md, parts perf3 and perf4). */
+    umpi_coll_cost_t cp_eff = eff;
+    if (link == UMPI_LINK_SHM && umpi_progress_oversubscribed && a->bytes <= UMPI__CALL_CACHED &&
+        eff.beta_cached > 0)
+        cp_eff.beta = eff.beta_cached;
     const umpi_coll_algo_t *best = NULL;
-    double best_t = 0;
+    double best_t = 0, best_w = 0;
     for (int i = 0; i < n; i++) {
         if (t[i].usable != NULL && !t[i].usable(v, a)) {
             umpi_debug(2, "%s candidate %s: cannot run this call", umpi__kind_names[a->kind], t[i].name);
             continue;
         }
-        double est = t[i].cost ? t[i].cost(cost, v->size, (double) a->bytes) : 0;
+        double est = t[i].cost ? t[i].cost(&cp_eff, v->size, (double) a->bytes) : 0, w = 0;
         /* part perf3: oversubscribed, the total work over the cores when it is the larger */
         if (t[i].work != NULL && link == UMPI_LINK_SHM && umpi_progress_oversubscribed) {
-            double w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
+            w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
             umpi_debug(2, "%s candidate %s: critical path %.3f us, work / %d cores %.3f us",
                        umpi__kind_names[a->kind], t[i].name, est, umpi_progress_cores, w);
             if (w > est)
@@ -795,9 +928,23 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
         umpi_debug(2, "%s candidate %s: estimated %.3f us (%d members, %zu bytes, %d nodes, at most %d per node)",
                    umpi__kind_names[a->kind], t[i].name, est, v->size, a->bytes, umpi_coll_shape.nnodes,
                    umpi_coll_shape.max_ppn);
-        if (best == NULL || est < best_t) {
+        /* part perf4: oversubscribed, estimates within UMPI__TIE of each other are the same time
+         * to this model; the one with less work wins then (it gives the shared cores back to the
+         * other ranks sooner). The linear barrier ties dissemination so at 4 ranks on 2 cores;
+         * releasing member 0 first, it makes a broadcast from it that follows 5-15x faster (median),
+         * a reduce or a one-round alltoall 1.3-1.6x, but a 1 KiB recursive-doubling allreduce or
+         * allgather, whose members then start staggered, 1.3-1.6x slower (bench/NOTES.md, perf4). */
+        int better;
+        if (best == NULL)
+            better = 1;
+        else if (w > 0 && best_w > 0 && est <= best_t * (1 + UMPI__TIE) && est >= best_t * (1 - UMPI__TIE))
+            better = w < best_w;
+        else
+            better = est < best_t;
+        if (better) {
             best = &t[i];
             best_t = est;
+            best_w = w;
         }
     }
     return best;

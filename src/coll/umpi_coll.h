@@ -78,9 +78,12 @@ typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, co
  *   post   us   the part of alpha that messages posted in one round pay one after another (the
  *               per-message software cost); the rest of alpha (waiting for the peer) overlaps
  *               (part perf2: equal to alpha except when oversubscribed)
+ *   beta_cached us/B  beta for pieces that stay in the cache (part perf4: the segments of the
+ *               pipelined algorithms; 64 KiB ping-pong); 0: as beta
  */
 typedef struct umpi_coll_cost {
     double alpha, beta, gamma, post;
+    double beta_cached;
 } umpi_coll_cost_t;
 
 typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
@@ -288,6 +291,12 @@ UMPI_COLL_ALGO(umpi_allreduce_hier_large);
 
 /* ---- small collectives when ranks outnumber cores (issue 4, part perf2) ------------------------------ */
 UMPI_COLL_ALGO(umpi_bcast_linear);
+
+/* ---- segmented reduce (issue 4, part perf4): segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree ---- */
+UMPI_COLL_ALGO(umpi_reduce_pipeline);
+UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
+/* fan-in/fan-out barrier: member 0 leaves first (part perf4) */
+UMPI_COLL_ALGO(umpi_barrier_linear);
 
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)
