@@ -20,3 +20,6 @@ clean-local: clean-local-runtests
 clean-local-runtests:
 	-rm -rf test/_work
 .PHONY: clean-local-runtests
+
+# --- issue 6, part bed: the Slurm test bed (test/slurm) ---
+EXTRA_DIST += test/slurm
