@@ -56,6 +56,9 @@ static void usage(FILE *f)
         "  --oversubscribe    accepted and ignored: any number of ranks may share the cores\n"
         "  -h, --help         this text\n"
         "  -V, --version      version of mpirun and of the PMIx library\n"
+        "  --launcher L       auto (default), local (start the ranks here) or slurm (hand the job\n"
+        "                     to srun --mpi=pmix); auto is slurm inside a Slurm allocation\n"
+        "                     (SLURM_JOB_ID set, not within a job step); UMPI_LAUNCHER sets the default\n"
         "  --                 end of options\n"
         "\n"
         "Behaviour:\n"
@@ -280,6 +283,9 @@ int main(int argc, char **argv)
 
         mpirun_name = slash != NULL ? slash + 1 : argv[0];
     }
+    int handover = mpirun_slurm_handover(&argc, argv);   /* inside a Slurm allocation: srun */
+    if (handover >= 0)
+        return handover;
     job.env = env_copy();
     if (job.env == NULL) {
         mpirun_error("out of memory");

@@ -111,6 +111,12 @@ void mpirun_iof_drain_all(struct mpirun_job *job);
 int mpirun_iof_stdin_start(struct mpirun_job *job, int write_fd);
 void mpirun_iof_close_stdin(struct mpirun_job *job);
 
+/* slurm.c: inside a Slurm allocation, replaces mpirun by srun with the translated options.
+ * Returns -1 when mpirun launches the job itself (no allocation, --launcher local, ...), with
+ * --launcher and its value taken out of argv; otherwise mpirun's exit status (a bad option, or
+ * srun could not be run). */
+int mpirun_slurm_handover(int *argc, char **argv);
+
 void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

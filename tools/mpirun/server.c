@@ -300,6 +300,7 @@ int mpirun_server_start(struct mpirun_job *job)
     }
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) < 0)
         strcpy(job->hostname, "localhost");
+    /* The prefix tells the ranks that mpirun prints their MPI_Abort messages (src/pmi/pmi.c). */
     snprintf(job->nspace, sizeof(job->nspace), "umpi.%ld", (long)getpid());
 
     /* A private rendezvous directory: our ranks find this server and no other, and no other
