@@ -103,6 +103,51 @@ static umpi_status_t umpi__get_number_or(const pmix_proc_t *proc, const char *ke
     return st;
 }
 
+/*
+ * Node of every rank, numbered by the order of PMIx_Resolve_nodes, for jobs that span nodes.
+ * Servers need not give PMIX_NODEID for ranks on other nodes (Slurm's pmix plugin gives it for
+ * local ranks only), and every rank must number the nodes alike, so the map is built from
+ * what every client sees the same: the job's node list and each node's peers.
+ * On success node_of[] holds every rank's node; on failure it is left as it was.
+ */
+static umpi_status_t umpi__node_map_by_host(int size, int *node_of)
+{
+    char *nodes = NULL, *save = NULL, *host;
+    int *map = malloc((size_t)size * sizeof(int)), nnodes = 0;
+    umpi_status_t st = UMPI_ERR_PMI;
+    pmix_status_t rc;
+
+    if (map == NULL)
+        return UMPI_ERR_NOMEM;
+    for (int i = 0; i < size; i++)
+        map[i] = -1;
+    rc = PMIx_Resolve_nodes(umpi__pmi.me.nspace, &nodes);
+    if (rc != PMIX_SUCCESS || nodes == NULL)
+        goto out;
+    for (host = strtok_r(nodes, ",", &save); host != NULL; host = strtok_r(NULL, ",", &save)) {
+        pmix_proc_t *procs = NULL;
+        size_t n = 0;
+
+        rc = PMIx_Resolve_peers(host, umpi__pmi.me.nspace, &procs, &n);
+        if (rc != PMIX_SUCCESS)
+            goto out;
+        for (size_t k = 0; k < n; k++)
+            if (procs[k].rank < (pmix_rank_t)size)
+                map[procs[k].rank] = nnodes;
+        PMIX_PROC_FREE(procs, n);
+        nnodes++;
+    }
+    for (int i = 0; i < size; i++)
+        if (map[i] < 0)
+            goto out;   /* a rank on no node: not a map to trust */
+    memcpy(node_of, map, (size_t)size * sizeof(int));
+    st = UMPI_OK;
+out:
+    free(nodes);
+    free(map);
+    return st;
+}
+
 static umpi_status_t umpi__init_singleton(struct umpi_pmi_info *info)
 {
     umpi__pmi.singleton = 1;
@@ -164,6 +209,8 @@ umpi_status_t umpi_pmi_init(struct umpi_pmi_info *info)
     for (int i = 0; i < size; i++)
         umpi__pmi.node_of[i] = UMPI__NODE_UNKNOWN;
     umpi__pmi.node_of[info->rank] = info->node_id;
+    if (info->local_size < size && umpi__node_map_by_host(size, umpi__pmi.node_of) == UMPI_OK)
+        info->node_id = umpi__pmi.node_of[info->rank];
     umpi__pmi.size = size;
     umpi__pmi.initialized = 1;
     return UMPI_OK;
@@ -334,7 +381,13 @@ int umpi_pmi_node_of(int rank)
 void umpi_pmi_abort(int code, const char *msg)
 {
     if (umpi__pmi.initialized && !umpi__pmi.singleton) {
-        /* The launcher prints msg and ends every rank; returning means it could not. */
+        /* The launcher ends every rank; returning means it could not. umpi's mpirun (namespace
+         * "umpi.<pid>") prints msg with the rank; others need not (Slurm's pmix plugin does not):
+         * then the rank says it itself, or the reason of the abort would be lost. */
+        if (msg != NULL && msg[0] != '\0' && strncmp(umpi__pmi.me.nspace, "umpi.", 5) != 0) {
+            fprintf(stderr, "%s\n", msg);
+            fflush(stderr);
+        }
         PMIx_Abort(code, msg, NULL, 0);
     } else if (msg != NULL && msg[0] != '\0') {
         fprintf(stderr, "%s\n", msg);
