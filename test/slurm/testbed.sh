@@ -11,12 +11,12 @@
 # or sourced (`. testbed.sh`), which defines tb_up, tb_down, tb_exec, tb_env, tb_node_pids and the
 # TB_* variables below without running anything.
 #
-# The picture, for TB_NODES=2 (addresses with the default TB_NET=10.217.0):
+# The picture, for TB_NODES=2 (addresses with the default TB_NET=10.218.0):
 #
 #   root namespace                               node1 (netns umpitb-node1)   node2 ...
 #   munged (own key, socket)                     pid 1: this script (reaper)
 #   slurmctld :TB_PORT on all addresses          slurmd -N node1
-#   bridge umpitbbr 10.217.0.1/24 --veth-------- eth0 10.217.0.11           eth0 10.217.0.12
+#   bridge umpitbbr 10.218.0.1/24 --veth-------- eth0 10.218.0.11           eth0 10.218.0.12
 #   srun/salloc/sbatch run here or in a node      own hostname, /dev/shm, /etc/hosts,
 #                                                 boot_id and machine-id (bind mounts)
 #
@@ -29,18 +29,20 @@
 # what a crashed run left, and nothing else.
 #
 # Settings (environment): TB_NAME (umpitb), TB_DIR (scratch folder, /tmp/$TB_NAME), TB_NODES (2),
-# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.217.0), TB_PORT
-# (slurmctld's port, 16817), TB_SLURMD_TIMEOUT (seconds without an answer from a node before
-# Slurm declares it failed and ends its jobs, 10). Needs root, iproute2, util-linux (unshare, nsenter) and the Debian
-# packages slurm-wlm, slurm-wlm-basic-plugins and munge.
+# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_PORT
+# (slurmctld's port, 16830), TB_SLURMD_TIMEOUT (seconds without an answer from a node before
+# Slurm declares it failed and ends its jobs, 10), TB_TREE_WIDTH (Slurm's TreeWidth: fan-out of
+# the tree of slurmds that forwards a launch, 50 as Slurm's default). Needs root, iproute2,
+# util-linux (unshare, nsenter) and the Debian packages slurm-wlm, slurm-wlm-basic-plugins, munge.
 
 TB_NAME=${TB_NAME:-umpitb}
 TB_DIR=${TB_DIR:-/tmp/$TB_NAME}
 TB_NODES=${TB_NODES:-2}
 TB_CPUS=${TB_CPUS:-2}
-TB_NET=${TB_NET:-10.217.0}
-TB_PORT=${TB_PORT:-16817}
+TB_NET=${TB_NET:-10.218.0}
+TB_PORT=${TB_PORT:-16830}
 TB_SLURMD_TIMEOUT=${TB_SLURMD_TIMEOUT:-10}
+TB_TREE_WIDTH=${TB_TREE_WIDTH:-50}
 TB_CONF=$TB_DIR/etc/slurm.conf
 TB_BRIDGE=${TB_NAME}br
 TB_SELF=$(readlink -f "${BASH_SOURCE[0]}")
@@ -247,6 +249,7 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 SlurmctldTimeout=30
 SlurmdTimeout=$TB_SLURMD_TIMEOUT
+TreeWidth=$TB_TREE_WIDTH
 InactiveLimit=0
 KillWait=2
 MinJobAge=5
