@@ -11,6 +11,9 @@
 
 # Switch to 1 once umpi's PMI-2 client has landed (issue 6): runs pmi2_jobs below.
 PMI2_JOBS=0
+# Switch to 1 once mpirun starts jobs on other hosts through --launch-agent (issue 6): runs
+# hostfile_jobs below, mpirun --hostfile across the nodes with testbed.sh exec as the agent.
+HOSTFILE_JOBS=0
 
 why=$(tb_missing)
 if [ -n "$why" ]; then
@@ -206,6 +209,31 @@ if [ "$PMI2_JOBS" = 1 ]; then
     pmi2_jobs
 else
     echo "not run: srun --mpi=pmi2 jobs (PMI2_JOBS=0 until umpi has a PMI-2 client)"
+fi
+
+# mpirun --hostfile across the nodes, outside Slurm: the launch agent runs mpirun's per-node
+# daemon inside the node's namespaces (`testbed.sh exec NODE command...`), mpirun itself runs
+# here, in the root namespace, reachable from the nodes through the bridge.
+hostfile_jobs() {
+    printf '#!/bin/sh\nexec env TB_NAME=%s TB_DIR=%s "%s" exec "$@"\n' "$TB_NAME" "$TB_DIR" \
+        "$SRCDIR/testbed.sh" >"$WORK/tb_agent"
+    chmod +x "$WORK/tb_agent"
+    printf 'node1 slots=2\nnode2 slots=2\n' >"$WORK/hosts"
+    sjob hostfile 60 "$MPIRUN" --launch-agent "$WORK/tb_agent" --hostfile "$WORK/hosts" -n 4 \
+        "$WORK/slurm_job" 2 2
+    expect_job_ok "mpirun --hostfile (2 nodes x 2 slots)" "node node1: ranks 0,1" "node node2: ranks 2,3"
+    sjob hostfile_map_node 60 "$MPIRUN" --launch-agent "$WORK/tb_agent" --hostfile "$WORK/hosts" \
+        -n 2 --map-by node "$WORK/slurm_job" 2 1
+    expect_job_ok "mpirun --hostfile --map-by node" "node node1: ranks 0" "node node2: ranks 1"
+    sjob hostfile_segv 60 "$MPIRUN" --launch-agent "$WORK/tb_agent" --hostfile "$WORK/hosts" -n 4 \
+        "$WORK/crash" segv 3
+    expect_job_failed "rank 3 (node2) segfaults under mpirun --hostfile" 8000 "rank 3" "node2"
+    expect_nodes_clean "segv under mpirun --hostfile"
+}
+if [ "$HOSTFILE_JOBS" = 1 ]; then
+    hostfile_jobs
+else
+    echo "not run: mpirun --hostfile jobs (HOSTFILE_JOBS=0 until mpirun has --launch-agent)"
 fi
 
 # A node dies mid-job (everything on node2 killed at once, as by a power cut): Slurm notices
