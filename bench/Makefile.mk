@@ -22,3 +22,6 @@ BENCH_ARGS =
 .PHONY: bench
 bench:
 	$(PYTHON3) $(top_srcdir)/bench/compare --umpi $(prefix) --out $(abs_top_builddir)/bench/out $(BENCH_ARGS)
+
+# --- issue 6, part bed: start-up and allreduce on the Slurm test bed (run from the source tree: it needs test/slurm) ---
+EXTRA_DIST += bench/init_time.c bench/slurm_startup

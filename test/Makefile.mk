@@ -23,3 +23,5 @@ clean-local-runtests:
 
 # issue 5, part p2p: the fake CUDA driver and the fakegpu suite (device buffers without a GPU)
 include test/fakecuda/Makefile.mk
+# --- issue 6, part bed: the Slurm test bed (test/slurm) ---
+EXTRA_DIST += test/slurm

@@ -43,3 +43,5 @@ dist_man1_MANS += man/man1/mpicc.1 man/man1/mpicxx.1 man/man1/umpi_info.1
 mpirun_SOURCES += tools/mpirun/bind.c
 mpirun_CPPFLAGS += $(HWLOC_CFLAGS)
 mpirun_LDADD += $(HWLOC_LIBS)
+# --- issue 6, part bed: mpirun inside a Slurm allocation hands the job to srun (tools/mpirun/slurm.c) ---
+mpirun_SOURCES += tools/mpirun/slurm.c

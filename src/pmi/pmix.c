@@ -308,7 +308,13 @@ out:
 
 void umpi_pmix_abort(int code, const char *msg)
 {
-    /* The launcher prints msg and ends every rank; returning means it could not. */
+    /* The launcher ends every rank; returning means it could not. umpi's mpirun (namespace
+     * "umpi.<pid>") prints msg with the rank; others need not (Slurm's pmix plugin does not):
+     * then the rank says it itself, or the reason of the abort would be lost. */
+    if (msg != NULL && msg[0] != '\0' && strncmp(umpi__pmix.me.nspace, "umpi.", 5) != 0) {
+        fprintf(stderr, "%s\n", msg);
+        fflush(stderr);
+    }
     PMIx_Abort(code, msg, NULL, 0);
 }
 

@@ -77,6 +77,9 @@ static void usage(FILE *f)
     fprintf(f,
         "  -h, --help         this text\n"
         "  -V, --version      version of mpirun and of the PMIx library\n"
+        "  --launcher L       auto (default), local (start the ranks here) or slurm (hand the job\n"
+        "                     to srun --mpi=pmix); auto is slurm inside a Slurm allocation\n"
+        "                     (SLURM_JOB_ID set, not within a job step); UMPI_LAUNCHER sets the default\n"
         "  --                 end of options\n"
         "\n"
         "Behaviour:\n"
@@ -522,6 +525,9 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--umpi-daemon") == 0)
         return mpirun_daemon_main(argc - 2, argv + 2);
+    int handover = mpirun_slurm_handover(&argc, argv);   /* inside a Slurm allocation: srun */
+    if (handover >= 0)
+        return handover;
     job.env = env_copy();
     if (job.env == NULL) {
         mpirun_error("out of memory");
@@ -554,6 +560,7 @@ int main(int argc, char **argv)
                      strchr(argv[prog], '/') != NULL ? strerror(errno) : "command not found");
         return 127;
     }
+    /* The prefix tells the ranks that mpirun prints their MPI_Abort messages (src/pmi). */
     snprintf(job.nspace, sizeof(job.nspace), "umpi.%ld", (long)getpid());
     job.base = event_base_new();
     if (job.base == NULL) {

@@ -333,6 +333,12 @@ int mpirun_tree_done(struct mpirun_job *job);
 /* A child process exited: 1 if it was a launch agent (the tree took note), 0 otherwise. */
 int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
 
+/* slurm.c: inside a Slurm allocation, replaces mpirun by srun with the translated options.
+ * Returns -1 when mpirun launches the job itself (no allocation, --launcher local, ...), with
+ * --launcher and its value taken out of argv; otherwise mpirun's exit status (a bad option, or
+ * srun could not be run). */
+int mpirun_slurm_handover(int *argc, char **argv);
+
 void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
