@@ -94,17 +94,6 @@ static void level_names(int for_map, char *buf, size_t len)
 
 /* ---- options ---------------------------------------------------------------------------------- */
 
-/* "-foo", "--foo" and "--foo=..." all name foo (as in main.c). */
-static int is_opt(const char *arg, const char *name)
-{
-    size_t len = strlen(name);
-
-    if (arg[0] != '-')
-        return 0;
-    arg += arg[1] == '-' ? 2 : 1;
-    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
-
 static int parse_pe(const char *opt, const char *s, int *pe)
 {
     char *end;
@@ -172,7 +161,7 @@ int mpirun_bind_option(struct mpirun_bind *b, char **argv, int *i)
     const char *val;
     char what[64];
 
-    if (is_opt(a, "report-bindings")) {
+    if (mpirun_is_opt(a, "report-bindings")) {
         b->report = 1;
         return 1;
     }
@@ -184,8 +173,8 @@ int mpirun_bind_option(struct mpirun_bind *b, char **argv, int *i)
         b->bind_to = MPIRUN_BIND_SOCKET;
         return 1;
     }
-    if (!is_opt(a, "bind-to") && !is_opt(a, "map-by") && !is_opt(a, "cpu-set") &&
-        !is_opt(a, "cpus-per-rank") && !is_opt(a, "cpus-per-proc"))
+    if (!mpirun_is_opt(a, "bind-to") && !mpirun_is_opt(a, "map-by") && !mpirun_is_opt(a, "cpu-set") &&
+        !mpirun_is_opt(a, "cpus-per-rank") && !mpirun_is_opt(a, "cpus-per-proc"))
         return 0;
 
     snprintf(what, sizeof(what), "%.*s", eq != NULL ? (int)(eq - a) : (int)strlen(a), a);
@@ -197,11 +186,11 @@ int mpirun_bind_option(struct mpirun_bind *b, char **argv, int *i)
         mpirun_error("%s needs a value", what);
         return -1;
     }
-    if (is_opt(a, "bind-to"))
+    if (mpirun_is_opt(a, "bind-to"))
         return parse_level(what, val, 0, &b->bind_to, NULL) < 0 ? -1 : 1;
-    if (is_opt(a, "map-by"))
+    if (mpirun_is_opt(a, "map-by"))
         return parse_level(what, val, 1, &b->map_by, &b->pe) < 0 ? -1 : 1;
-    if (is_opt(a, "cpu-set")) {
+    if (mpirun_is_opt(a, "cpu-set")) {
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
         int bad = set == NULL || val[0] == '\0' || hwloc_bitmap_list_sscanf(set, val) < 0 ||
                   hwloc_bitmap_iszero(set) || hwloc_bitmap_weight(set) < 0;

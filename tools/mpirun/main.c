@@ -105,17 +105,6 @@ static const char *const unsupported_opts[] = {
     "rank-by", "rankfile", "binding", "npersocket", "launcher", NULL,
 };
 
-/* "-foo", "--foo" and "--foo=..." all name foo. */
-static int is_opt(const char *arg, const char *name)
-{
-    size_t len = strlen(name);
-
-    if (arg[0] != '-')
-        return 0;
-    arg += arg[1] == '-' ? 2 : 1;
-    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
-
 static int parse_count(const char *s, int *out)
 {
     char *end;
@@ -267,7 +256,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
         if (strchr(a, '=') != NULL)
             val = strchr(a, '=') + 1;
 
-        if (is_opt(a, "n") || is_opt(a, "np") || is_opt(a, "c")) {
+        if (mpirun_is_opt(a, "n") || mpirun_is_opt(a, "np") || mpirun_is_opt(a, "c")) {
             if (val == NULL && (val = argv[++i]) == NULL) {
                 mpirun_error("%s needs a number of ranks", a);
                 return -1;
@@ -277,7 +266,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                 return -1;
             }
             ho->np_given = 1;
-        } else if (is_opt(a, "host") || is_opt(a, "H") || is_opt(a, "hosts")) {
+        } else if (mpirun_is_opt(a, "host") || mpirun_is_opt(a, "H") || mpirun_is_opt(a, "hosts")) {
             if ((val = opt_value(a, val, argv, &i)) == NULL)
                 return -1;
             if (mpirun_hosts_parse_list(&ho->hosts, val, err, sizeof(err)) < 0) {
@@ -285,8 +274,8 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                 return -1;
             }
             ho->have_list = 1;
-        } else if (is_opt(a, "hostfile") || is_opt(a, "f") || is_opt(a, "machinefile") ||
-                   is_opt(a, "default-hostfile")) {
+        } else if (mpirun_is_opt(a, "hostfile") || mpirun_is_opt(a, "f") || mpirun_is_opt(a, "machinefile") ||
+                   mpirun_is_opt(a, "default-hostfile")) {
             if ((val = opt_value(a, val, argv, &i)) == NULL)
                 return -1;
             if (mpirun_hosts_parse_file(&ho->hosts, val, err, sizeof(err)) < 0) {
@@ -294,7 +283,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                 return -1;
             }
             ho->have_file = 1;
-        } else if (is_opt(a, "map-by")) {
+        } else if (mpirun_is_opt(a, "map-by")) {
             /* Over hosts (slot, node, ppr:N:node: hosts.c) or within a node (core, socket, numa,
              * ..., slot:PE=n: bind.c); slot is both. */
             size_t obj;
@@ -318,7 +307,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                     bind_arg(job, bind_argv[0]) < 0 || bind_arg(job, val) < 0)
                     return -1;
             }
-        } else if (is_opt(a, "ppn") || is_opt(a, "npernode")) {
+        } else if (mpirun_is_opt(a, "ppn") || mpirun_is_opt(a, "npernode")) {
             if ((val = opt_value(a, val, argv, &i)) == NULL)
                 return -1;
             if (parse_count(val, &ho->mapping.ppr) < 0) {
@@ -327,12 +316,12 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
             }
             ho->mapping.policy = MPIRUN_MAP_PPR;
             ho->have_mapping = 1;
-        } else if (is_opt(a, "launch-agent")) {
+        } else if (mpirun_is_opt(a, "launch-agent")) {
             if ((val = opt_value(a, val, argv, &i)) == NULL)
                 return -1;
             ho->agent = val;
-        } else if (is_opt(a, "tag-output") || strcmp(a, "-l") == 0 ||
-                   is_opt(a, "prepend-rank")) {
+        } else if (mpirun_is_opt(a, "tag-output") || strcmp(a, "-l") == 0 ||
+                   mpirun_is_opt(a, "prepend-rank")) {
             job->tag_output = 1;
         } else if (strcmp(a, "-x") == 0 || strcmp(a, "-genv") == 0 || strcmp(a, "-env") == 0) {
             const char *var = argv[++i];
@@ -368,7 +357,7 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                 mpirun_error("out of memory");
                 return -1;
             }
-        } else if (is_opt(a, "oversubscribe")) {
+        } else if (mpirun_is_opt(a, "oversubscribe")) {
             ho->mapping.oversubscribe = 1;   /* more ranks than slots */
             job->bind.oversubscribe = 1;     /* bound ranks may share cores */
             if (bind_arg(job, "--oversubscribe") < 0)
@@ -380,17 +369,17 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
                 if (bind_arg(job, argv[k]) < 0)
                     return -1;
             }
-        } else if (strcmp(a, "-h") == 0 || is_opt(a, "help")) {
+        } else if (strcmp(a, "-h") == 0 || mpirun_is_opt(a, "help")) {
             usage(stdout);
             return -2;
-        } else if (strcmp(a, "-V") == 0 || is_opt(a, "version")) {
+        } else if (strcmp(a, "-V") == 0 || mpirun_is_opt(a, "version")) {
             printf("%s (umpi) %s\nPMIx %s (built against %ld.%ld.%ld)\n",
                    mpirun_name, PACKAGE_VERSION, PMIx_Get_version(), PMIX_VERSION_MAJOR,
                    PMIX_VERSION_MINOR, PMIX_VERSION_RELEASE);
             return -2;
         } else {
             for (int k = 0; unsupported_opts[k] != NULL; k++) {
-                if (is_opt(a, unsupported_opts[k])) {
+                if (mpirun_is_opt(a, unsupported_opts[k])) {
                     mpirun_error("option %s is not supported yet", a);
                     return -1;
                 }

@@ -28,6 +28,7 @@
 #define MPIRUN_H
 
 #include <stddef.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -218,6 +219,17 @@ struct mpirun_job {
     struct mpirun_tree *tree;    /* tree.c; NULL on one machine */
     struct mpirun_bind bind;     /* bind.c */
 };
+
+/* "-foo", "--foo" and "--foo=..." all name the option foo (main.c, bind.c, slurm.c). */
+static inline int mpirun_is_opt(const char *arg, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (arg[0] != '-')
+        return 0;
+    arg += arg[1] == '-' ? 2 : 1;
+    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
+}
 
 extern const char *mpirun_name;   /* argv[0]'s basename, for messages */
 

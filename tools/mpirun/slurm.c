@@ -43,21 +43,10 @@ static const char *const host_opts[] = {
     "rankfile", NULL,
 };
 
-/* "-foo", "--foo" and "--foo=..." all name foo. */
-static int opt_is(const char *arg, const char *name)
-{
-    size_t len = strlen(name);
-
-    if (arg[0] != '-')
-        return 0;
-    arg += arg[1] == '-' ? 2 : 1;
-    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
-
 static int opt_in(const char *arg, const char *const *list)
 {
     for (int k = 0; list[k] != NULL; k++)
-        if (opt_is(arg, list[k]))
+        if (mpirun_is_opt(arg, list[k]))
             return 1;
     return 0;
 }
@@ -323,31 +312,31 @@ static int translate(int argc, char **argv, struct srun_opts *o)
             i++;
             break;
         }
-        if (opt_is(a, "n") || opt_is(a, "np") || opt_is(a, "c")) {
+        if (mpirun_is_opt(a, "n") || mpirun_is_opt(a, "np") || mpirun_is_opt(a, "c")) {
             if ((val = opt_value(argc, argv, &i)) == NULL)
                 return -1;
             if (parse_int(val, 1, MAX_TASKS, &o->np) < 0) {
                 mpirun_error("bad number of ranks '%s' (1 to %d)", val, MAX_TASKS);
                 return -1;
             }
-        } else if (opt_is(a, "map-by")) {
+        } else if (mpirun_is_opt(a, "map-by")) {
             if ((val = opt_value(argc, argv, &i)) == NULL || map_by(val, o) < 0)
                 return -1;
-        } else if (opt_is(a, "bind-to")) {
+        } else if (mpirun_is_opt(a, "bind-to")) {
             if ((val = opt_value(argc, argv, &i)) == NULL || bind_to(val, o) < 0)
                 return -1;
-        } else if (opt_is(a, "ppn") || opt_is(a, "npernode") || opt_is(a, "N")) {
+        } else if (mpirun_is_opt(a, "ppn") || mpirun_is_opt(a, "npernode") || mpirun_is_opt(a, "N")) {
             if ((val = opt_value(argc, argv, &i)) == NULL)
                 return -1;
             if (parse_int(val, 1, MAX_TASKS, &o->per_node) < 0) {
                 mpirun_error("bad number of ranks per node '%s'", val);
                 return -1;
             }
-        } else if (opt_is(a, "report-bindings")) {
+        } else if (mpirun_is_opt(a, "report-bindings")) {
             o->report_bindings = 1;
-        } else if (opt_is(a, "tag-output") || strcmp(a, "-l") == 0 || opt_is(a, "prepend-rank")) {
+        } else if (mpirun_is_opt(a, "tag-output") || strcmp(a, "-l") == 0 || mpirun_is_opt(a, "prepend-rank")) {
             o->label = 1;
-        } else if (opt_is(a, "oversubscribe")) {
+        } else if (mpirun_is_opt(a, "oversubscribe")) {
             o->overcommit = 1;
         } else if (strcmp(a, "-x") == 0) {
             if (pass_env(argv[++i], NULL) < 0)
@@ -359,7 +348,7 @@ static int translate(int argc, char **argv, struct srun_opts *o)
                 return -1;
             }
             i += 2;
-        } else if (opt_is(a, "launcher")) {
+        } else if (mpirun_is_opt(a, "launcher")) {
             i += opt_nvalues(a);   /* chosen already */
         } else if (opt_in(a, host_opts)) {
             mpirun_error("%s: inside a Slurm allocation the nodes are the allocation's; choose them "
@@ -432,7 +421,7 @@ static const char *launcher_choice(int *argc, char **argv, int *explicit_hosts)
 
         if (opt_in(argv[i], host_opts))
             *explicit_hosts = 1;
-        if (opt_is(argv[i], "launcher")) {
+        if (mpirun_is_opt(argv[i], "launcher")) {
             const char *eq = strchr(argv[i], '=');
 
             if (eq == NULL && i + 1 >= *argc) {
@@ -465,8 +454,8 @@ int mpirun_slurm_handover(int *argc, char **argv)
     int explicit_hosts, prog;
 
     for (int i = 1; i < *argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "-h") == 0 || opt_is(argv[i], "help") || strcmp(argv[i], "-V") == 0 ||
-            opt_is(argv[i], "version"))
+        if (strcmp(argv[i], "-h") == 0 || mpirun_is_opt(argv[i], "help") || strcmp(argv[i], "-V") == 0 ||
+            mpirun_is_opt(argv[i], "version"))
             return -1;   /* answered by mpirun itself */
         i += opt_nvalues(argv[i]);
     }
