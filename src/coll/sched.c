@@ -45,6 +45,7 @@ struct umpi_sched {
     int refs;               /* some step holds a derived datatype or a user op */
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
+    int abandoned;          /* ended by an error with messages in flight: never freed or reused */
     umpi_scratch_t *scratch;
     umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
     umpi_request_t *req;    /* nonblocking / persistent: the user's request */
@@ -408,6 +409,26 @@ static void umpi__phase_finish(umpi_sched_t *s)
     s->nreqs = 0;
 }
 
+/*
+ * A phase with messages in flight that may never complete: a send or receive could not be posted
+ * (no transport reaches the peer: its own sends to us fail the same way), or one completed with a
+ * transport error. A truncated receive is not such a case: the other messages still complete.
+ */
+static int umpi__phase_broken(umpi_sched_t *s)
+{
+    if (s->error != MPI_SUCCESS)
+        return 1;
+    for (int i = s->phase_begin; i < s->pos; i++) {
+        const umpi_step_t *st = &s->steps[i];
+        if ((st->kind == STEP_SEND || st->kind == STEP_RECV) && st->done.status != UCS_OK &&
+            st->done.status != UCS_ERR_MESSAGE_TRUNCATED) {
+            umpi__fail(s, umpi__step_error(st));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Phases started by umpi__advance: the progress hook reports them as progress (progress.c). */
 static unsigned umpi__phases;
 
@@ -419,8 +440,16 @@ static unsigned umpi__phases;
 static int umpi__advance(umpi_sched_t *s)
 {
     for (;;) {
-        if (s->cnt.pending > 0)
-            return 0;
+        if (s->cnt.pending > 0) {
+            if (umpi_likely(s->error == MPI_SUCCESS && s->cnt.failed == 0) || !umpi__phase_broken(s))
+                return 0;
+            /* Complete with the error now rather than wait forever. UCX may still complete the
+             * messages in flight into this schedule's steps and counter, so it is abandoned: never
+             * freed or reused (a small leak, after an error that leaves the job undefined). */
+            s->abandoned = 1;
+            s->done = 1;
+            return 1;
+        }
         if (umpi_unlikely(s->cnt.failed > 0 || s->nreqs > 0))
             umpi__phase_finish(s);
         if (s->pos == s->nsteps || s->error != MPI_SUCCESS) {
@@ -480,6 +509,8 @@ static void umpi__rewind(umpi_sched_t *s)
 
 void umpi_sched_free(umpi_sched_t *s)
 {
+    if (umpi_unlikely(s->abandoned))
+        return;
     for (int i = 0; s->refs && i < s->nsteps; i++) {
         umpi_step_t *st = &s->steps[i];
         if (st->dt)
@@ -573,6 +604,9 @@ static unsigned umpi__hook(void)
 
 static int umpi__activate(umpi_sched_t *s)
 {
+    if (umpi_unlikely(s->abandoned))
+        return umpi_err_create(MPI_ERR_OTHER, "this persistent collective failed before with messages in "
+                               "flight (a peer could not be reached); it cannot be started again");
     umpi__rewind(s);
     s->req->done = 0;
     s->req->error = MPI_SUCCESS;

@@ -127,6 +127,12 @@ fi
 sjob sm_across 60 env UCX_TLS=sm,self srun --mpi=pmix --kill-on-bad-exit=1 -N 2 -n 4 "$WORK/slurm_job" 2 2
 expect_job_failed "UCX_TLS=sm,self across nodes" 15000 "Destination is unreachable" \
     "rank 1: MPI_Send: send to rank 2"
+# The same when the first message across is a collective's (crash.c starts with MPI_Barrier): the
+# barrier fails at once with the reason instead of waiting for its receives forever.
+sjob sm_across_coll 60 env UCX_TLS=sm,self srun --mpi=pmix --kill-on-bad-exit=1 -N 2 -n 2 \
+    "$WORK/crash" hang 0
+expect_job_failed "UCX_TLS=sm,self across nodes, a collective first" 15000 "Destination is unreachable" \
+    "MPI_Barrier"
 sjob sm_within 60 env UCX_TLS=sm,self srun --mpi=pmix -N 1 -n 2 "$WORK/slurm_job" 1 2
 expect_job_ok "UCX_TLS=sm,self within one node"
 sjob tcp_only 60 env UCX_TLS=tcp,self srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2
