@@ -8,9 +8,17 @@
  * optimizations; point-to-point does not exploit them yet, which is always correct) and reports
  * all four from MPI_Comm_get_info. Any other key, or a value other than true/false, is ignored
  * and not reported, as the standard allows for hints an implementation does not use.
+ *
+ * MPI_Comm_get_info also reports mpi_memory_alloc_kinds (MPI 4.1 sec. 11.4.3): the kinds of memory
+ * this process may hand to MPI. "system" (any malloc'ed memory) and "mpi" (MPI_Alloc_mem) always;
+ * with CUDA in use (the driver loaded, a GPU, UMPI_CUDA not 0) also the CUDA kinds of the MPI
+ * Forum's side document, "cuda:device", "cuda:host" (pinned) and "cuda:managed", which
+ * point-to-point and the collectives accept (src/cuda). The value is the same on every
+ * communicator of the process; it is not a hint the user sets.
  */
 #include "core/umpi_attr.h"
 #include "core/umpi_comm.h"
+#include "cuda/umpi_cuda.h"
 
 #include <strings.h>
 
@@ -59,6 +67,11 @@ int umpi_impl_comm_get_info(umpi_comm_t *comm_ptr, MPI_Info *info_used)
     umpi_unlock();
     for (int i = 0; i < UMPI__NHINTS && err == MPI_SUCCESS; i++)
         err = umpi_impl_info_set(info, umpi__hint_keys[i], h & (1u << i) ? "true" : "false");
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_info_set(info, "mpi_memory_alloc_kinds",
+                                 umpi_cuda_active && umpi_cuda_device_buffers
+                                     ? "system,mpi,cuda:device,cuda:host,cuda:managed"
+                                     : "system,mpi");
     if (err != MPI_SUCCESS) {
         umpi_impl_info_free(&info);
         return err;

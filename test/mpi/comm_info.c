@@ -4,7 +4,10 @@
  * only when the implementation reports them (an MPI may ignore any hint); keys the MPI does not
  * know must not break anything. Also messages on a dup_with_info communicator, and MPI_INFO_NULL.
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "mtest.h"
+
+#include <dlfcn.h>
 
 static int get_hint(MPI_Comm c, const char *key, char *v)
 {
@@ -88,6 +91,21 @@ int main(int argc, char **argv)
     int err = MPI_Comm_set_info(MPI_COMM_WORLD, (MPI_Info) 0x12345), cls = -1;
     MPI_Error_class(err, &cls);
     MT_CHECK(cls == MPI_ERR_INFO, "bad info handle: class %d", cls);
+
+    /* MPI 4.1's memory allocation kinds: umpi reports "system,mpi", plus the CUDA kinds when it
+     * takes device buffers (MPIX_Query_cuda_support, looked up at run time: MPICH's mpi.h may not
+     * declare it), on MPI_COMM_WORLD and on a communicator made from it alike. */
+    if (is_umpi) {
+        int (*query)(void) = (int (*)(void)) dlsym(RTLD_DEFAULT, "MPIX_Query_cuda_support");
+        const char *want = query != NULL && query() ? "system,mpi,cuda:device,cuda:host,cuda:managed"
+                                                    : "system,mpi";
+        MT_CHECK(query != NULL, "umpi exports no MPIX_Query_cuda_support");
+        MT_CHECK(get_hint(MPI_COMM_WORLD, "mpi_memory_alloc_kinds", v) && strcmp(v, want) == 0,
+                 "MPI_COMM_WORLD: mpi_memory_alloc_kinds is '%s', expected '%s'", v, want);
+        v[0] = '\0';
+        MT_CHECK(get_hint(a, "mpi_memory_alloc_kinds", v) && strcmp(v, want) == 0,
+                 "a dup: mpi_memory_alloc_kinds is '%s', expected '%s'", v, want);
+    }
 
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
