@@ -67,10 +67,18 @@ static umpi_status_t umpi__sendrecv(uint32_t context, int tag, int my_src, int p
             st = umpi__wait_send(ucx_req);
     }
     if (peer_src >= 0) {
-        /* Even after a failed send: the posted receive writes into rbuf until it completes. */
-        umpi_status_t rst = umpi__wait_recv(&w);
-        if (st == UMPI_OK)
-            st = rst;
+        /* After a failed send (the peer cannot be reached, so its message to us will not come
+         * either) the receive is cancelled rather than waited for forever; either way it is
+         * complete before rbuf is given back. */
+        if (st == UMPI_OK) {
+            st = umpi__wait_recv(&w);
+        } else {
+            umpi_waiter_t waiter = {0};
+            if (!w.done && w.ucx_req != NULL)
+                umpi_ucx_cancel(w.ucx_req);
+            while (!w.done) /* the send's error is the one to report, not the cancellation */
+                umpi_progress_step(&waiter);
+        }
     }
     return st;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct {
     pmix_proc_t me;
@@ -314,6 +315,9 @@ void umpi_pmix_abort(int code, const char *msg)
     if (msg != NULL && msg[0] != '\0' && strncmp(umpi__pmix.me.nspace, "umpi.", 5) != 0) {
         fprintf(stderr, "%s\n", msg);
         fflush(stderr);
+        /* srun forwards output asynchronously and kills the step on the abort: give the line
+         * time to leave this node first (as the PMI-2 client does) */
+        usleep(100000);
     }
     PMIx_Abort(code, msg, NULL, 0);
 }

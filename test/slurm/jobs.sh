@@ -133,6 +133,11 @@ sjob sm_across_coll 60 env UCX_TLS=sm,self srun --mpi=pmix --kill-on-bad-exit=1 
     "$WORK/crash" hang 0
 expect_job_failed "UCX_TLS=sm,self across nodes, a collective first" 15000 "Destination is unreachable" \
     "MPI_Barrier"
+# ... and when it is the context id agreement of MPI_Comm_dup (src/coll/internal.c).
+sjob sm_across_dup 60 env UCX_TLS=sm,self srun --mpi=pmix --kill-on-bad-exit=1 -N 2 -n 2 \
+    "$WORK/crash" dup 0
+expect_job_failed "UCX_TLS=sm,self across nodes, MPI_Comm_dup first" 15000 "Destination is unreachable" \
+    "MPI_Comm_dup"
 sjob sm_within 60 env UCX_TLS=sm,self srun --mpi=pmix -N 1 -n 2 "$WORK/slurm_job" 1 2
 expect_job_ok "UCX_TLS=sm,self within one node"
 sjob tcp_only 60 env UCX_TLS=tcp,self srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2

@@ -306,6 +306,7 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
     };
     w->done = 0;
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
+    w->ucx_req = UCS_PTR_IS_ERR(sp) ? NULL : sp;
     if (UCS_PTR_IS_ERR(sp)) {
         w->status = UCS_PTR_STATUS(sp);
         if (w->status != UCS_ERR_MESSAGE_TRUNCATED)

@@ -148,6 +148,7 @@ struct umpi_ucx_recv_wait {
     volatile int done;
     ucs_status_t status;
     ucp_tag_recv_info_t info;
+    void *ucx_req;        /* the receive while not done, for umpi_ucx_cancel */
 };
 umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
                                      struct umpi_ucx_recv_wait *w);
