@@ -322,7 +322,7 @@ static void test_options(void)
         CHECK(option(&b, "--map-by", "core:PE=0", &i) == -1 && strstr(last_error, "PE"), "PE=0: %s", last_error);
         CHECK(option(&b, "--map-by", "core:span", &i) == -1 && strstr(last_error, "unknown modifier 'span'"),
               "modifier: %s", last_error);
-        CHECK(option(&b, "--map-by", "node", &i) == -1 && strstr(last_error, "not supported yet"),
+        CHECK(option(&b, "--map-by", "node", &i) == -1 && strstr(last_error, "places ranks over hosts"),
               "node: %s", last_error);
         CHECK(option(&b, "--bind-to", NULL, &i) == -1 && strstr(last_error, "needs a value"),
               "missing value: %s", last_error);

@@ -145,8 +145,8 @@ static int parse_level(const char *what, const char *value, int for_map,
     }
     if (for_map && ((len == 4 && strncasecmp(value, "node", 4) == 0) ||
                     (len == 3 && strncasecmp(value, "ppr", 3) == 0))) {
-        mpirun_error("%s %s: mapping ranks over nodes is not supported yet: multi-node launch comes "
-                     "with Slurm support", what, value);
+        mpirun_error("%s %s: places ranks over hosts (--host, --hostfile), which takes no "
+                     "modifier; within a node use core, socket, numa, ...", what, value);
         return -1;
     }
     level_names(for_map, names, sizeof(names));
