@@ -103,3 +103,5 @@ libmpi_la_SOURCES += src/coll/umpi_coll_device.h src/coll/device.c
 libmpi_la_SOURCES += \
 	src/coll/algo/reduce_pipeline.c \
 	src/coll/algo/barrier_linear.c
+# --- issue 5, part collipc: device collectives within a node through CUDA IPC ---
+libmpi_la_SOURCES += src/coll/device_ipc.c

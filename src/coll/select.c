@@ -17,6 +17,7 @@
  * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
+#include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 
@@ -957,6 +958,13 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
+    /* issue 5, part collipc: device buffers within a node move by CUDA IPC (device_ipc.c), agreed by
+     * all members; when it declines, the schedule below moves them through host memory */
+    if (umpi_unlikely(umpi_cuda_active)) {
+        int err;
+        if (umpi_coll_ipc_try(a, cc, mode, &err))
+            return err;
+    }
     /* What a choice depends on: the communicator (size, nodes: cc is its own), the kind, the
      * bytes and whether the op commutes (the usable() tests); knobs are read once at MPI_Init. A
      * repeated call (every benchmark loop, most applications) reuses it: 10-20 ns of the 40-60 ns

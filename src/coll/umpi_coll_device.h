@@ -35,4 +35,19 @@ int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, voi
 int umpi_coll_dev_pack(const void *buf, MPI_Count count, umpi_dtype_t *dt, void *bounce);
 int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const void *bounce, size_t bytes);
 
+/* ---- issue 5, part collipc: within one node through CUDA IPC (device_ipc.c) -------------------- */
+
+/*
+ * Blocking allreduce, reduce, bcast, allgather, allgatherv and alltoall on an intracommunicator
+ * whose members share a node: when every member's buffers are device memory CUDA IPC can export
+ * (agreed by one small host allgather), the members copy and reduce straight between each
+ * other's GPU buffers instead of running the schedule above. Returns 1 when the call was done
+ * here (*err its MPI error code), 0 when the caller runs the usual schedule (every member gets 0
+ * together). The one entry from umpi_coll_post; only called when CUDA is active. Knobs:
+ * UMPI_CUDA_COLL_IPC=0|1|auto, UMPI_CUDA_COLL_IPC_MIN.
+ */
+struct umpi_coll_args;
+struct umpi_coll_comm;
+int umpi_coll_ipc_try(const struct umpi_coll_args *a, struct umpi_coll_comm *cc, int mode, int *err);
+
 #endif /* UMPI_COLL_DEVICE_H */
