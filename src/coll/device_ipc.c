@@ -434,8 +434,9 @@ static int umpi__run(umpi__call_t *c)
     case UMPI_COLL_ALLREDUCE:
         /* reduce-scatter: my own input's slice first (copied unless in place), then the others' */
         st = umpi__reduce_slice(c, c->out, me, a->sbuf == MPI_IN_PLACE);
+        umpi_status_t w = umpi__wait(c); /* also after a failure: queued work uses the buffers */
         if (st == UMPI_OK)
-            st = umpi__wait(c);
+            st = w;
         ok = st == UMPI_OK;
         if ((err = umpi__sync(c, &ok)) != MPI_SUCCESS)
             return err;
@@ -476,17 +477,14 @@ static int umpi__run(umpi__call_t *c)
     default:
         break;
     }
-    if (ok) {
-        umpi_status_t w = umpi__wait(c); /* also after a failed copy: the queued ones use the buffers */
-        if (st == UMPI_OK)
-            st = w;
-        ok = st == UMPI_OK;
-    }
+    umpi_status_t w = umpi__wait(c); /* also after a failed copy: the queued ones use the buffers */
+    if (st == UMPI_OK)
+        st = w;
     /* the last sync: nobody returns (and frees a buffer) while another member may still read it */
-    int mine = ok;
+    ok = ok && st == UMPI_OK;
     if ((err = umpi__sync(c, &ok)) != MPI_SUCCESS)
         return err;
-    if (!mine)
+    if (st != UMPI_OK)
         return umpi_err_from_status(st, "a collective on device buffers through CUDA IPC");
     if (!ok)
         return umpi_err_create(MPI_ERR_OTHER, "%s on device buffers through CUDA IPC failed at another member "

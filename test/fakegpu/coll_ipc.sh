@@ -76,7 +76,12 @@ for r in 0 1; do
     lacks $r coll_ipc_fallback "UMPI_CUDA_COLL_IPC=0"
 done
 
-# 6. no IPC mapping (nor anything else) left in the driver at exit
+# 6. a value the knob does not know: said, and taken as auto
+UMPI_CUDA_COLL_IPC=sometimes run -n 2 "$WORK/gpu_coll_ipc"
+ok_run "UMPI_CUDA_COLL_IPC=sometimes"
+expect_err 'UMPI_CUDA_COLL_IPC="sometimes": not auto, 0 or 1; using auto' "a bad UMPI_CUDA_COLL_IPC is named"
+
+# 7. no IPC mapping (nor anything else) left in the driver at exit
 FAKECUDA_REPORT=1 run -n 2 "$WORK/gpu_coll_ipc"
 ok_run "driver at exit"
 n=$(grep -c "at exit: 0 device, 0 pinned, 0 registered, 0 managed allocations, 0 IPC mappings, 0 streams, 0 events live" "$ERR")
