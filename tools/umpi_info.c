@@ -94,6 +94,30 @@ static int umpi__print_gpu(void)
     else
         umpi__row("GPU buffers", "carried: point-to-point by CUDA IPC within a node, the pinned pipeline across nodes, "
                                  "staged copies when small; collectives through host memory, reductions on the CPU");
+    /* issue 5, part collipc: collectives within a node through CUDA IPC (src/coll/device_ipc.c) */
+    if (st.active) {
+        char mode[64] = "auto", min[64] = "32768", line[400];
+        int n;
+        const struct umpi_knob_info *k = umpi_knobs_table(&n);
+        for (int i = 0; i < n; i++) {
+            if (strcmp(k[i].name, "UMPI_CUDA_COLL_IPC") == 0)
+                umpi_knob_format(&k[i], mode, sizeof(mode));
+            else if (strcmp(k[i].name, "UMPI_CUDA_COLL_IPC_MIN") == 0)
+                umpi_knob_format(&k[i], min, sizeof(min));
+        }
+        char when[96];
+        if (strcmp(mode, "1") == 0)
+            snprintf(when, sizeof(when), "at every size");
+        else
+            snprintf(when, sizeof(when), "from %s bytes", min);
+        if (strcmp(mode, "0") == 0)
+            snprintf(line, sizeof(line), "through host memory (UMPI_CUDA_COLL_IPC=0)");
+        else
+            snprintf(line, sizeof(line), "blocking allreduce, reduce, bcast, allgather(v), alltoall within a node "
+                     "through CUDA IPC %s (UMPI_CUDA_COLL_IPC=%s) when every rank's buffers are device memory; "
+                     "the rest through host memory", when, mode);
+        umpi__row("GPU collectives", line);
+    }
     umpi_cuda_finalize();
     return st.active;
 }

@@ -86,5 +86,12 @@ FAKECUDA_REPORT=1 run -n 2 "$WORK/gpu_coll_ipc"
 ok_run "driver at exit"
 n=$(grep -c "at exit: 0 device, 0 pinned, 0 registered, 0 managed allocations, 0 IPC mappings, 0 streams, 0 events live" "$ERR")
 [ "$n" -eq 2 ] || fail "driver at exit: $(grep 'at exit' "$ERR" | head -2)"
+# 8. umpi_info --gpu says which collectives take CUDA IPC, from which size
+UMPI_CUDA_COLL_IPC_MIN=1m "$UMPI_PREFIX/bin/umpi_info" --gpu >"$OUT" 2>"$ERR"
+grep -q "GPU collectives .*through CUDA IPC from 1048576 bytes (UMPI_CUDA_COLL_IPC=auto)" "$OUT" ||
+    fail "umpi_info --gpu: $(grep 'GPU collectives' "$OUT")"
+UMPI_CUDA_COLL_IPC=0 "$UMPI_PREFIX/bin/umpi_info" --gpu >"$OUT" 2>"$ERR"
+grep -q "GPU collectives .*through host memory (UMPI_CUDA_COLL_IPC=0)" "$OUT" ||
+    fail "umpi_info --gpu with UMPI_CUDA_COLL_IPC=0: $(grep 'GPU collectives' "$OUT")"
 check_no_orphans "coll_ipc"
 finish
