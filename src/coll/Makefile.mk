@@ -103,3 +103,6 @@ libmpi_la_SOURCES += src/coll/umpi_coll_device.h src/coll/device.c
 libmpi_la_SOURCES += \
 	src/coll/algo/reduce_pipeline.c \
 	src/coll/algo/barrier_linear.c
+
+# --- issue 5, part nccl: blocking collectives on device buffers run by NCCL ---
+libmpi_la_SOURCES += src/coll/nccl.c

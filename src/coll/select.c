@@ -17,6 +17,7 @@
  * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
+#include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 
@@ -952,6 +953,9 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
 
 int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
 {
+    int offload_err;
+    if (umpi_unlikely(umpi_cuda_active) && umpi_coll_dev_offload(a, mode, &offload_err))
+        return offload_err; /* device buffers, run whole by NCCL (umpi_coll_device.h) */
     umpi_coll_view_t v;
     umpi_coll_view_local(&v, a->comm);
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);

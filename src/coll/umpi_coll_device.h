@@ -15,6 +15,7 @@
 #ifndef UMPI_COLL_DEVICE_H
 #define UMPI_COLL_DEVICE_H
 
+#include "coll/umpi_coll.h"
 #include "coll/umpi_op.h"
 #include "core/umpi_obj.h"
 #include "cuda/umpi_cuda.h"
@@ -34,5 +35,18 @@ int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, voi
 /* Packed bytes between a typed device buffer and a host bounce (send and receive steps). */
 int umpi_coll_dev_pack(const void *buf, MPI_Count count, umpi_dtype_t *dt, void *bounce);
 int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const void *bounce, size_t bytes);
+
+/* ---- collectives on device buffers run whole by another library (issue 5) ---- */
+
+/*
+ * The one entry from umpi_coll_post, on a GPU machine, before any algorithm is chosen: 1 when the
+ * call was run here (its MPI error code in *err), 0 to go on with the schedules (every process of
+ * the communicator answers the same). Today NCCL (src/coll/nccl.c).
+ */
+int umpi_coll_dev_offload(umpi_coll_args_t *a, int mode, int *err);
+/* NCCL's part of it, and the release of a communicator's NCCL state (umpi_coll_comm_free). */
+struct umpi_coll_nccl;
+int umpi_coll_nccl_run(umpi_coll_args_t *a, int mode, int *err);
+void umpi_coll_nccl_free(struct umpi_coll_nccl *n);
 
 #endif /* UMPI_COLL_DEVICE_H */

@@ -84,7 +84,11 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \
     X(dtype_staged, "non-contiguous device buffers (un)packed through host memory (no GPU kernels yet)") \
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
-    X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)")
+    X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)") \
+    /* NCCL (src/coll/nccl.c, part nccl) */                                                        \
+    X(nccl_colls, "blocking collectives on device buffers run by NCCL")                              \
+    X(nccl_comms, "NCCL communicators made (one per MPI communicator that used NCCL)")               \
+    X(nccl_declined, "collectives on device buffers at or above UMPI_NCCL_THRESH that NCCL did not run (reason at UMPI_DEBUG=1)")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,
