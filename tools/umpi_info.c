@@ -22,6 +22,7 @@
 #include "cuda/umpi_cuda.h"
 #include "pmi/umpi_pmi.h"
 #include "cuda/umpi_cuda_kern.h"
+#include "cuda/umpi_cuda_nccl.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -94,6 +95,10 @@ static int umpi__print_gpu(void)
     else
         umpi__row("GPU buffers", "carried: point-to-point by CUDA IPC within a node, the pinned pipeline across nodes, "
                                  "staged copies when small; collectives through host memory, reductions on the CPU");
+    if (st.active) { /* issue 5, part nccl */
+        umpi_nccl_describe(buf, sizeof(buf));
+        umpi__row("NCCL", buf);
+    }
     umpi_cuda_finalize();
     return st.active;
 }

@@ -55,9 +55,8 @@ static int umpi__unusable(const char *fmt, ...)
     vsnprintf(umpi__nccl.why, sizeof(umpi__nccl.why), fmt, ap);
     va_end(ap);
     memset(&umpi_nccl, 0, sizeof(umpi_nccl));
-    if (umpi__lib != NULL)
-        dlclose(umpi__lib); /* nothing of it ran yet but ncclGetVersion */
-    umpi__lib = NULL;
+    /* umpi__lib stays open: a library that ran code (ncclGetVersion) may have left threads or
+     * exit handlers behind, as the CUDA driver (loader.c) */
     umpi__nccl.usable = 0;
     umpi_debug(1, "nccl: not used: %s", umpi__nccl.why);
     return 0;
@@ -184,12 +183,10 @@ static void umpi__release(umpi_nccl_comm_t *nc, int abort)
 {
     if (nc->comm == NULL)
         return;
-    if (umpi_cuda_ctx_ensure(nc->device) == UMPI_OK && nc->stream != NULL) {
-        if (!abort)
-            umpi_cuda_drv.cuStreamSynchronize(nc->stream);
-        umpi_cuda_drv.cuStreamDestroy(nc->stream);
-    }
-    nc->stream = NULL;
+    int ctx = umpi_cuda_ctx_ensure(nc->device) == UMPI_OK;
+    /* what runs on the stream finishes first, unless NCCL failed (abort stops its kernels) */
+    if (ctx && !abort && nc->stream != NULL)
+        umpi_cuda_drv.cuStreamSynchronize(nc->stream);
     ncclResult_t r = abort ? umpi_nccl.ncclCommAbort(nc->comm) : umpi_nccl.ncclCommDestroy(nc->comm);
     if (r != UMPI_NCCL_SUCCESS) {
         char buf[256];
@@ -197,6 +194,9 @@ static void umpi__release(umpi_nccl_comm_t *nc, int abort)
                    umpi_nccl_strerror(r, NULL, buf, sizeof(buf)));
     }
     nc->comm = NULL;
+    if (ctx && nc->stream != NULL)
+        umpi_cuda_drv.cuStreamDestroy(nc->stream);
+    nc->stream = NULL;
     if (nc->prev != NULL)
         nc->prev->next = nc->next;
     else
@@ -217,7 +217,7 @@ void umpi_nccl_comm_destroy(umpi_nccl_comm_t *nc, int abort)
 umpi_status_t umpi_nccl_wait(umpi_nccl_comm_t *nc, const char *what)
 {
     umpi_waiter_t w = {0};
-    ncclResult_t async = UMPI_NCCL_SUCCESS;
+    ncclResult_t async = UMPI_NCCL_SUCCESS, r;
     for (;;) {
         CUresult cr = umpi_cuda_drv.cuStreamQuery(nc->stream);
         if (cr == UMPI_CUDA_SUCCESS)
@@ -228,13 +228,18 @@ umpi_status_t umpi_nccl_wait(umpi_nccl_comm_t *nc, const char *what)
             return st;
         }
         /* a peer that failed or left makes NCCL's kernels wait forever: its error comes here */
-        if (umpi_nccl.ncclCommGetAsyncError(nc->comm, &async) != UMPI_NCCL_SUCCESS ||
-            (async != UMPI_NCCL_SUCCESS && async != UMPI_NCCL_IN_PROGRESS))
+        r = umpi_nccl.ncclCommGetAsyncError(nc->comm, &async);
+        if (r != UMPI_NCCL_SUCCESS)
+            async = r;
+        if (async != UMPI_NCCL_SUCCESS && async != UMPI_NCCL_IN_PROGRESS)
             break;
         umpi_progress_step(&w);
     }
-    if (async == UMPI_NCCL_SUCCESS || async == UMPI_NCCL_IN_PROGRESS)
-        umpi_nccl.ncclCommGetAsyncError(nc->comm, &async);
+    if (async == UMPI_NCCL_SUCCESS || async == UMPI_NCCL_IN_PROGRESS) {
+        r = umpi_nccl.ncclCommGetAsyncError(nc->comm, &async);
+        if (r != UMPI_NCCL_SUCCESS)
+            async = r;
+    }
     if (async != UMPI_NCCL_SUCCESS && async != UMPI_NCCL_IN_PROGRESS) {
         char buf[160];
         snprintf(buf, sizeof(buf), "%s (asynchronous error)", what);
@@ -255,4 +260,14 @@ void umpi_nccl_finalize(void)
     if (n > 0)
         umpi_debug(2, "nccl: %d communicator(s) destroyed at MPI_Finalize", n);
     /* libnccl stays loaded once it made a communicator: its threads and exit handlers may remain */
+}
+
+void umpi_nccl_describe(char *buf, size_t len)
+{
+    const char *why = NULL;
+    if (umpi_nccl_available(&why))
+        snprintf(buf, len, "UMPI_NCCL=%s; %s: blocking allreduce, bcast, reduce, allgather, reduce_scatter_block "
+                 "on device buffers from UMPI_NCCL_THRESH=%zu bytes", umpi_config.nccl, why, umpi_config.nccl_thresh);
+    else
+        snprintf(buf, len, "UMPI_NCCL=%s; not used: %s", umpi_config.nccl, why);
 }

@@ -39,6 +39,11 @@ umpi_status_t umpi_nccl_init(void);
  * *why says why not. */
 int umpi_nccl_available(const char **why);
 
+/* For umpi_info (after umpi_cuda_init): whether collectives on device buffers would go to NCCL
+ * here, loading it as the first such collective would: "NCCL 2.19.3 (libnccl.so.2): ..." or why
+ * not. */
+void umpi_nccl_describe(char *buf, size_t len) UMPI_EXPORT;
+
 /* "ncclAllReduce: internal error - please report this issue (the detail NCCL gave)": r's text,
  * with ncclGetLastError's when there is one, into buf. */
 const char *umpi_nccl_strerror(ncclResult_t r, ncclComm_t comm, char *buf, size_t len);

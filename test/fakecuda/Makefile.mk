@@ -15,7 +15,7 @@ test/fakecuda/libcuda_fake.so: $(top_srcdir)/test/fakecuda/fakecuda.c $(top_srcd
 # names in UMPI_NCCL_LIBRARY; same rules as the fake driver ---
 check_DATA += test/fakecuda/libnccl_fake.so
 CLEANFILES += test/fakecuda/libnccl_fake.so
-EXTRA_DIST += test/fakecuda/fakenccl.c
+EXTRA_DIST += test/fakecuda/fakenccl.c test/unit/test_nccl_abi.py
 
 test/fakecuda/libnccl_fake.so: $(top_srcdir)/test/fakecuda/fakenccl.c $(top_srcdir)/src/cuda/umpi_cuda_drv.h \
 		$(top_srcdir)/src/cuda/umpi_nccl_api.h

@@ -66,6 +66,8 @@ struct ncclComm {
     size_t pinned_size;
     ncclResult_t async;
     char last[256];
+    CUstream stream;   /* of the last collective, whose result copy may still be queued */
+    int used;
 };
 
 static struct {
@@ -287,6 +289,10 @@ static ncclResult_t comm_free(struct ncclComm *c)
         return UMPI_NCCL_INVALID_ARGUMENT;
     munmap(c->base, c->mapped);
     close(c->fd);
+    /* the last result copy reads the pinned buffer: it completes first (NCCL's own kernels would
+     * be stopped by an abort; this fake's "kernel" is that copy) */
+    if (c->used)
+        drv.sync(c->stream);
     if (c->pinned != NULL)
         drv.free_host(c->pinned);
     free(c);
@@ -379,8 +385,12 @@ static ncclResult_t device_buf(struct ncclComm *c, const char *fn, const char *w
 /* Stream order, then room for slots of `slotsz` and a result of `outsz` bytes. */
 static ncclResult_t begin(struct ncclComm *c, CUstream s, size_t slotsz, size_t outsz)
 {
+    if (c->used && c->stream != s && drv.sync(c->stream) != 0)
+        return fail(c, UMPI_NCCL_UNHANDLED_CUDA_ERROR, "cuStreamSynchronize of the previous stream failed");
     if (drv.sync(s) != 0)
         return fail(c, UMPI_NCCL_UNHANDLED_CUDA_ERROR, "cuStreamSynchronize failed");
+    c->stream = s;
+    c->used = 1;
     ncclResult_t r = room(c, (slotsz + 63) & ~(size_t) 63);
     if (r != UMPI_NCCL_SUCCESS)
         return r;
