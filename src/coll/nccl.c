@@ -419,10 +419,12 @@ int umpi_coll_nccl_run(umpi_coll_args_t *a, int mode, int *err)
     const char *forced = umpi__forced(a->kind);
     if (mode != UMPI_COLL_BLOCKING || forced != NULL || (cc->nccl != NULL && cc->nccl->off)) {
         if (device_bufs) {
-            char line[160];
-            snprintf(line, sizeof(line), "UMPI_%s_ALGORITHM=%s forces a host algorithm", c.name, forced);
-            for (char *p = line + 5; *p && *p != '='; p++)
-                *p = (char) (*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+            char line[160] = "";
+            if (forced != NULL) {
+                snprintf(line, sizeof(line), "UMPI_%s_ALGORITHM=%s forces a host algorithm", c.name, forced);
+                for (char *p = line + 5; *p && *p != '='; p++)
+                    *p = (char) (*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+            }
             umpi__declined(a, mode != UMPI_COLL_BLOCKING ? "nonblocking and persistent collectives are staged"
                               : forced != NULL ? line : cc->nccl->why);
         }
@@ -437,9 +439,10 @@ int umpi_coll_nccl_run(umpi_coll_args_t *a, int mode, int *err)
     }
     struct umpi_coll_nccl *n = cc->nccl;
 
-    /* 2-3. agree */
-    const char *libwhy = NULL;
-    int flags[2] = {umpi_nccl_available(&libwhy), here};
+    /* 2-3. agree. A process with host buffers does not load NCCL for it (it objects through
+     * flags[1]); one with device buffers and no usable NCCL turns it off for the communicator. */
+    const char *libwhy = "";
+    int flags[2] = {device_bufs ? umpi_nccl_available(&libwhy) : 1, here};
     if (n->nc != NULL && here && n->nc->device != c.device) {
         flags[1] = 0;
         why = "the buffers are on another GPU than this communicator's NCCL";
