@@ -331,26 +331,26 @@ static size_t type_size(ncclDataType_t t)
     }
 }
 
-#define FAKE_REDUCE(T)                                                                             \
+#define FAKE_REDUCE(T, acc, in, n, op)                                                             \
     do {                                                                                           \
-        T *x = (T *) acc;                                                                          \
-        const T *y = (const T *) in;                                                               \
-        for (size_t i = 0; i < n; i++)                                                             \
-            x[i] = op == UMPI_NCCL_SUM ? (T) (x[i] + y[i]) : op == UMPI_NCCL_PROD ? (T) (x[i] * y[i]) \
+        T *x = (T *) (acc);                                                                        \
+        const T *y = (const T *) (in);                                                             \
+        for (size_t i = 0; i < (n); i++)                                                           \
+            x[i] = (op) == UMPI_NCCL_SUM ? (T) (x[i] + y[i]) : op == UMPI_NCCL_PROD ? (T) (x[i] * y[i]) \
                  : op == UMPI_NCCL_MAX ? (x[i] > y[i] ? x[i] : y[i]) : (x[i] < y[i] ? x[i] : y[i]); \
     } while (0)
 
 static void reduce(void *acc, const void *in, size_t n, ncclDataType_t t, ncclRedOp_t op)
 {
     switch (t) {
-    case UMPI_NCCL_INT8: FAKE_REDUCE(int8_t); break;
-    case UMPI_NCCL_UINT8: FAKE_REDUCE(uint8_t); break;
-    case UMPI_NCCL_INT32: FAKE_REDUCE(int32_t); break;
-    case UMPI_NCCL_UINT32: FAKE_REDUCE(uint32_t); break;
-    case UMPI_NCCL_INT64: FAKE_REDUCE(int64_t); break;
-    case UMPI_NCCL_UINT64: FAKE_REDUCE(uint64_t); break;
-    case UMPI_NCCL_FLOAT32: FAKE_REDUCE(float); break;
-    case UMPI_NCCL_FLOAT64: FAKE_REDUCE(double); break;
+    case UMPI_NCCL_INT8: FAKE_REDUCE(int8_t, acc, in, n, op); break;
+    case UMPI_NCCL_UINT8: FAKE_REDUCE(uint8_t, acc, in, n, op); break;
+    case UMPI_NCCL_INT32: FAKE_REDUCE(int32_t, acc, in, n, op); break;
+    case UMPI_NCCL_UINT32: FAKE_REDUCE(uint32_t, acc, in, n, op); break;
+    case UMPI_NCCL_INT64: FAKE_REDUCE(int64_t, acc, in, n, op); break;
+    case UMPI_NCCL_UINT64: FAKE_REDUCE(uint64_t, acc, in, n, op); break;
+    case UMPI_NCCL_FLOAT32: FAKE_REDUCE(float, acc, in, n, op); break;
+    case UMPI_NCCL_FLOAT64: FAKE_REDUCE(double, acc, in, n, op); break;
     }
 }
 
