@@ -22,6 +22,7 @@
 #include "cuda/umpi_cuda.h"
 #include "pmi/umpi_pmi.h"
 #include "cuda/umpi_cuda_kern.h"
+#include "cuda/umpi_cuda_nccl.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -117,6 +118,10 @@ static int umpi__print_gpu(void)
                      "through CUDA IPC %s (UMPI_CUDA_COLL_IPC=%s) when every rank's buffers are device memory; "
                      "the rest through host memory", when, mode);
         umpi__row("GPU collectives", line);
+    }
+    if (st.active) { /* issue 5, part nccl */
+        umpi_nccl_describe(buf, sizeof(buf));
+        umpi__row("NCCL", buf);
     }
     umpi_cuda_finalize();
     return st.active;

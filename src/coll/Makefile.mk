@@ -105,3 +105,6 @@ libmpi_la_SOURCES += \
 	src/coll/algo/barrier_linear.c
 # --- issue 5, part collipc: device collectives within a node through CUDA IPC ---
 libmpi_la_SOURCES += src/coll/device_ipc.c
+
+# --- issue 5, part nccl: blocking collectives on device buffers run by NCCL ---
+libmpi_la_SOURCES += src/coll/nccl.c

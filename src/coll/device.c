@@ -87,3 +87,15 @@ int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, voi
     free(tmp);
     return umpi__err(st, "copying a collective's data through host memory");
 }
+
+int umpi_coll_dev_offload(umpi_coll_args_t *a, umpi_coll_comm_t *cc, int mode, int *err)
+{
+    /* Each way asks the members first (one small host exchange), so a call is offered to one way
+     * only: within one node the members reach each other's buffers by CUDA IPC (no library, no
+     * staging); NCCL serves communicators that span nodes, and one node when
+     * UMPI_CUDA_COLL_IPC=0. Both decide the same at every member. */
+    *err = MPI_SUCCESS;
+    if (cc->nnodes == 1 && umpi_coll_ipc_enabled())
+        return umpi_coll_ipc_try(a, cc, mode, err);
+    return umpi_coll_nccl_run(a, mode, err);
+}

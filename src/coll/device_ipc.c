@@ -499,6 +499,11 @@ static void umpi__release(umpi__call_t *c)
             umpi_cuda_ipc_release(c->ref[j][b]);
 }
 
+int umpi_coll_ipc_enabled(void)
+{
+    return umpi__mode() != 0;
+}
+
 int umpi_coll_ipc_try(const umpi_coll_args_t *a, umpi_coll_comm_t *cc, int mode, int *err)
 {
     int p = a->comm->size;

@@ -10,6 +10,7 @@
  * each node: the expensive inter-node phase then runs among nnodes processes instead of p.
  */
 #include "coll/umpi_coll.h"
+#include "coll/umpi_coll_device.h"
 #include "pmi/umpi_pmi.h"
 
 #include <stdlib.h>
@@ -25,6 +26,7 @@ void umpi_coll_comm_free(umpi_coll_comm_t *cc)
 {
     if (cc == NULL)
         return;
+    umpi_coll_nccl_free(cc->nccl);
     free(cc->node_idx);
     free(cc->node_world);
     free(cc->node_src);

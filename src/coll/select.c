@@ -958,11 +958,11 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
-    /* issue 5, part collipc: device buffers within a node move by CUDA IPC (device_ipc.c), agreed by
-     * all members; when it declines, the schedule below moves them through host memory */
+    /* device buffers: run whole through CUDA IPC within a node or by NCCL when every member
+     * agrees (umpi_coll_device.h); otherwise the schedule below moves them through host memory */
     if (umpi_unlikely(umpi_cuda_active)) {
         int err;
-        if (umpi_coll_ipc_try(a, cc, mode, &err))
+        if (umpi_coll_dev_offload(a, cc, mode, &err))
             return err;
     }
     /* What a choice depends on: the communicator (size, nodes: cc is its own), the kind, the

@@ -143,6 +143,7 @@ typedef struct umpi_coll_comm {
         size_t bytes;
         int commutative;
     } last[UMPI_COLL_NKINDS];
+    struct umpi_coll_nccl *nccl; /* issue 5: its NCCL communicator (src/coll/nccl.c), NULL until used */
 } umpi_coll_comm_t;
 
 /* c's structure (made on first use); NULL when out of memory. */

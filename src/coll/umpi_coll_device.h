@@ -15,6 +15,7 @@
 #ifndef UMPI_COLL_DEVICE_H
 #define UMPI_COLL_DEVICE_H
 
+#include "coll/umpi_coll.h"
 #include "coll/umpi_op.h"
 #include "core/umpi_obj.h"
 #include "cuda/umpi_cuda.h"
@@ -49,5 +50,20 @@ int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const voi
 struct umpi_coll_args;
 struct umpi_coll_comm;
 int umpi_coll_ipc_try(const struct umpi_coll_args *a, struct umpi_coll_comm *cc, int mode, int *err);
+/* 0 when UMPI_CUDA_COLL_IPC=0 (then NCCL may serve one node too). */
+int umpi_coll_ipc_enabled(void);
+
+/* ---- collectives on device buffers run whole: CUDA IPC or NCCL (issue 5) ---- */
+
+/*
+ * The one entry from umpi_coll_post, on a GPU machine, before any algorithm is chosen: 1 when the
+ * call was run here (its MPI error code in *err), 0 to go on with the schedules (every process of
+ * the communicator answers the same). One node: umpi_coll_ipc_try; else NCCL (src/coll/nccl.c).
+ */
+int umpi_coll_dev_offload(umpi_coll_args_t *a, umpi_coll_comm_t *cc, int mode, int *err);
+/* NCCL's part of it, and the release of a communicator's NCCL state (umpi_coll_comm_free). */
+struct umpi_coll_nccl;
+int umpi_coll_nccl_run(umpi_coll_args_t *a, int mode, int *err);
+void umpi_coll_nccl_free(struct umpi_coll_nccl *n);
 
 #endif /* UMPI_COLL_DEVICE_H */

@@ -14,6 +14,7 @@
 #include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_p2p.h"
 #include "cuda/umpi_cuda_kern.h"
+#include "cuda/umpi_cuda_nccl.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
 
@@ -71,6 +72,9 @@ static int umpi__init(int required, int *provided)
         return umpi_err_from_status(st, "starting CUDA failed");
     /* point-to-point (src/cuda/p2p.c) and the collectives (src/coll/device.c) carry device buffers */
     umpi_cuda_device_buffers = 1;
+    st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now (issue 5, part nccl) */
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "starting NCCL failed");
     st = umpi_cuda_p2p_init(pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "publishing the device-message threshold failed");
@@ -115,6 +119,7 @@ int umpi_impl_finalize(void)
     umpi_status_t st = umpi_pmi_fence();
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
+    umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */
     umpi_cuda_p2p_finalize();
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */

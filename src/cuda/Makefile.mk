@@ -47,3 +47,9 @@ $(UMPI_KERN_FATBIN): $(UMPI_KERN_DEPS)
 UMPI_KERN_IMAGE_OBJS = src/cuda/libmpi_la-kern_image.lo
 $(UMPI_KERN_IMAGE_OBJS): $(UMPI_KERN_FATBIN)
 endif
+
+# --- issue 5, part nccl: NCCL loaded with dlopen (no build-time dependency) ---
+libmpi_la_SOURCES += \
+	src/cuda/umpi_cuda_nccl.h \
+	src/cuda/umpi_nccl_api.h \
+	src/cuda/nccl.c

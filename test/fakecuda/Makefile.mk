@@ -10,3 +10,15 @@ test/fakecuda/libcuda_fake.so: $(top_srcdir)/test/fakecuda/fakecuda.c $(top_srcd
 	@mkdir -p test/fakecuda
 	$(AM_V_CC)$(CC) $(CFLAGS) -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -D_GNU_SOURCE \
 		-I$(top_srcdir)/src -o $@ $(top_srcdir)/test/fakecuda/fakecuda.c -lpthread
+
+# --- issue 5, part nccl: the fake NCCL (libnccl_fake.so) on the fake driver, which the fakegpu suite
+# names in UMPI_NCCL_LIBRARY; same rules as the fake driver ---
+check_DATA += test/fakecuda/libnccl_fake.so
+CLEANFILES += test/fakecuda/libnccl_fake.so
+EXTRA_DIST += test/fakecuda/fakenccl.c test/unit/test_nccl_abi.py
+
+test/fakecuda/libnccl_fake.so: $(top_srcdir)/test/fakecuda/fakenccl.c $(top_srcdir)/src/cuda/umpi_cuda_drv.h \
+		$(top_srcdir)/src/cuda/umpi_nccl_api.h
+	@mkdir -p test/fakecuda
+	$(AM_V_CC)$(CC) $(CFLAGS) -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -D_GNU_SOURCE \
+		-I$(top_srcdir)/src -o $@ $(top_srcdir)/test/fakecuda/fakenccl.c -ldl -lrt
