@@ -47,3 +47,6 @@ $(UMPI_KERN_FATBIN): $(UMPI_KERN_DEPS)
 UMPI_KERN_IMAGE_OBJS = src/cuda/libmpi_la-kern_image.lo
 $(UMPI_KERN_IMAGE_OBJS): $(UMPI_KERN_FATBIN)
 endif
+
+# --- issue 5, part bench: small receives that a longer device message passed by (MPI_ERR_TRUNCATE) ---
+libmpi_la_SOURCES += src/cuda/p2p_late.c

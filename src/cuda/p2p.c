@@ -81,6 +81,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- envelope thresholds ---------------------------------------------------------------------- */
 
@@ -176,6 +177,9 @@ struct umpi__xfer {
     int reply_arrived, env_done;
     ucs_status_t reply_status, env_status;
     void *reply_ureq;
+    double nudge_at, nudge_wait; /* when to nudge the receiver next, and the wait after that (s) */
+    int nudging;                 /* a nudge is on its way (its buffer in use) */
+    struct umpi_cuda_nudge nudge;
     /* pipeline (either side) */
     int piping;
     struct umpi_cuda_pipe pipe;
@@ -492,6 +496,56 @@ static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chu
 
 /* ---- sender --------------------------------------------------------------------------------- */
 
+/* Nudges (p2p_late.c): an envelope unanswered this long makes the receiver look for a small
+ * receive that it passed by; then again after twice the wait, up to UMPI__NUDGE_MAX apart. */
+#define UMPI__NUDGE_FIRST 0.002
+#define UMPI__NUDGE_MAX   0.05
+
+static double umpi__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static void umpi__cb_nudge_sent(void *ureq, ucs_status_t st, void *user)
+{
+    umpi__xfer_t *x = user;
+    (void) st; /* a lost nudge is sent again later */
+    x->nudging = 0;
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+static void umpi__maybe_nudge(umpi__xfer_t *x)
+{
+    if (x->nudging)
+        return;
+    double now = umpi__now();
+    if (now < x->nudge_at)
+        return;
+    x->nudge_wait = x->nudge_wait * 2 < UMPI__NUDGE_MAX ? x->nudge_wait * 2 : UMPI__NUDGE_MAX;
+    x->nudge_at = now + x->nudge_wait;
+    ucp_ep_h ep;
+    if (umpi_ucx_ep(x->peer, &ep) != UMPI_OK)
+        return;
+    x->nudge = (struct umpi_cuda_nudge){ x->env_tag, x->id, umpi_global.rank };
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__cb_nudge_sent,
+        .user_data = x,
+    };
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, &x->nudge, sizeof(x->nudge),
+                                           umpi_cuda_ctrl_tag(x->peer, 1, UMPI_CUDA_NUDGE_ID), &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return;
+    if (sp != NULL) {
+        x->nudging = 1;
+        x->inflight++;
+    }
+    umpi_debug(3, "cuda: transfer %u: the envelope to world rank %d is unanswered: nudged", x->id, x->peer);
+}
+
 /* Small or non-contiguous: the bytes go through host memory as an ordinary message. */
 static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes, int world,
                              ucp_tag_t utag, umpi_send_mode_t mode, umpi_request_t *req)
@@ -563,6 +617,8 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     x->bytes = bytes;
     x->device = device;
     x->id = umpi__next_id++ & UMPI_CUDA_ID_MASK;
+    if (x->id == UMPI_CUDA_NUDGE_ID) /* reserved for nudges' tag */
+        x->id = umpi__next_id++ & UMPI_CUDA_ID_MASK;
     x->rts.magic = UMPI_CUDA_RTS_MAGIC;
     x->rts.id = x->id;
     x->rts.sender = umpi_global.rank;
@@ -623,6 +679,8 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     if (!x->reply_arrived)
         x->reply_ureq = sp;
     x->state = S_WAIT_REPLY;
+    x->nudge_wait = UMPI__NUDGE_FIRST;
+    x->nudge_at = umpi__now() + x->nudge_wait;
     ucp_request_param_t ep_ = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb.send = umpi__cb_envelope_sent,
@@ -678,8 +736,10 @@ static int umpi__advance_send(umpi__xfer_t *x)
 {
     switch (x->state) {
     case S_WAIT_REPLY:
-        if (!x->reply_arrived)
+        if (!x->reply_arrived) {
+            umpi__maybe_nudge(x);
             return 0;
+        }
         if (x->reply_status == UCS_ERR_CANCELED) {
             x->state = S_FINISH; /* cancelled after the envelope could not be sent */
         } else if (x->reply_status != UCS_OK) {
@@ -782,8 +842,9 @@ int umpi_cuda_p2p_irecv(umpi_request_t *r, size_t bytes, int device)
     }
     ucp_tag_t tag, mask;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    if (bytes > umpi_cuda_envelope_min)
-        mask &= ~UMPI_CUDA_ENVELOPE_BIT;
+    /* every receive into device memory matches envelopes: its bounce holds one (a message longer
+     * than the buffer is truncated by the device protocol) */
+    mask &= ~UMPI_CUDA_ENVELOPE_BIT;
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
         .cb.recv = umpi__cb_device_recv,
@@ -1133,6 +1194,7 @@ void umpi_cuda_p2p_counts(size_t *active)
 
 void umpi_cuda_p2p_finalize(void)
 {
+    umpi_cuda_late_finalize();
     free(umpi__peer_min);
     umpi__peer_min = NULL;
     umpi__npeers = 0;

@@ -84,7 +84,8 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \
     X(dtype_staged, "non-contiguous device buffers (un)packed through host memory (no GPU kernels yet)") \
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
-    X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)")
+    X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)") \
+    X(late_envelopes, "small host receives given a longer device message they matched (MPI_ERR_TRUNCATE) when its sender nudged")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,
