@@ -3,7 +3,8 @@
  *
  * Header-only on purpose: bench/compare builds each benchmark with one command per MPI
  * (`mpicc -O2 osu_bw.c -o osu_bw`), for umpi and for every other MPI it finds, so the
- * benchmarks must not depend on anything but <mpi.h> and libc.
+ * benchmarks must not depend on anything but <mpi.h> and libc (dlopen, for -d cuda: in libc
+ * since glibc 2.34; add -ldl on older systems).
  *
  * Methodology (the OSU micro-benchmark one, so numbers compare with OSU's):
  *   - two ranks, or any even number run as pairs (OSU's multi-pair way: rank i of the first

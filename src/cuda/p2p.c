@@ -47,22 +47,28 @@
  *   |   0xFFFFF (ctrl)     | sender's world   | R   |   transfer id (23)    |
  *   +----------------------+------------------+-----+-----------------------+
  *   R = 1: a reply (DONE, CTS) of the receiver, whose world rank is in the source field;
- *   R = 0: a chunk of the sender's pipeline. Ids are per sender (mod 2^23).
+ *   R = 0: a chunk of the sender's pipeline. Ids are per sender (mod 2^23), never 2^23 - 1:
+ *   R = 1 with id 2^23 - 1 is a sender's NUDGE (p2p_late.c), whose source field holds the world
+ *   rank of the receiver it goes to, so that the receiver's one receive for nudges is hashed.
  *
  * Which receives see envelopes. UCX hashes a posted receive by its tag only when its mask compares
  * every bit; a receive that ignores the envelope bit goes to UCX's wildcard list, which every
  * incoming message then searches. So only receives that can hold an envelope's message ignore the
  * bit: on a process that uses CUDA, those whose buffer is longer than its envelope threshold T =
  * max(UMPI_CUDA_STAGE_THRESH, 136 bytes), which every process publishes at MPI_Init (PMI key
- * umpi.cuda.env; 0 when it does not use CUDA). A sender sends an envelope only for a message longer
- * than the receiver's T: a receive that can hold the message ignores the bit and matches it; a
- * shorter one cannot hold the message anyway (MPI_ERR_TRUNCATE in MPI's terms, but here it does
- * not match the envelope and waits for another message: the one limit of this design). To a
- * process without CUDA the message goes whole through a host buffer as an ordinary message.
- * Receives of T bytes or less, and every receive on a process without CUDA, stay hashed: host
- * messaging pays nothing for this but a branch or two (measured: README.md, "GPU buffers").
+ * umpi.cuda.env; 0 when it does not use CUDA), and every receive into device memory (its host
+ * bounce holds an envelope whatever the buffer's size). A sender sends an envelope only for a
+ * message longer than the receiver's T: a receive that can hold the message ignores the bit and
+ * matches it. A shorter receive on host memory stays hashed and does not see the envelope, though
+ * in MPI's terms it matches the message (and fails with MPI_ERR_TRUNCATE): p2p_late.c finds such a
+ * receive when the envelope's sender, unanswered for milliseconds, nudges the receiver, and hands
+ * it the envelope, which the device protocol then truncates. To a process without CUDA the
+ * message goes whole through a host buffer as an ordinary message. Receives of T bytes or less on
+ * host memory, and every receive on a process without CUDA, stay hashed: host messaging pays
+ * nothing for this but a branch or two (measured: README.md, "GPU buffers").
  *
- * Truncation. A receive longer than T but shorter than the message reports MPI_ERR_TRUNCATE and
+ * Truncation. A receive shorter than the message (longer than T, into device memory, or given the
+ * envelope by p2p_late.c) reports MPI_ERR_TRUNCATE with the message's length in its status and
  * takes what fits; the sender completes.
  *
  * Progress: UCX callbacks only record what happened; a progress hook, registered while any
@@ -1023,7 +1029,8 @@ static void umpi__recv_matched(umpi__xfer_t *x)
     x->env_tag = x->info.sender_tag;
     if (umpi_cuda_is_envelope(x->info.sender_tag)) {
         if (x->env_unreadable || st != UCS_OK) {
-            /* cannot happen: only receives longer than the envelope threshold see envelopes */
+            /* cannot happen: only receives that hold an envelope see envelopes (device bounces are
+             * at least its size, host receives longer than the threshold) */
             umpi__fail(x, UMPI_ERR_INTERN, "an envelope did not fit a %zu-byte receive buffer", x->cap);
             umpi__recv_status(x, x->info.sender_tag, x->cap);
             umpi__complete(x, UCS_OK);

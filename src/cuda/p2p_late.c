@@ -133,7 +133,9 @@ static umpi_request_t *umpi__find_request(uint32_t ctx, int src, int tag)
         for (uint32_t i = 0; i < UMPI_REQ_CHUNK; i++) {
             umpi_request_t *r = &chunk[i];
             size_t bytes;
-            if (r->kind != UMPI_REQ_RECV || r->done || r->ucx_req == NULL || r->user_freed || r->comm == NULL ||
+            /* posted receives only: not a matched message being received (ucx_msg), nor one freed */
+            if (r->kind != UMPI_REQ_RECV || r->done || r->ucx_req == NULL || r->ucx_msg != NULL || r->user_freed ||
+                r->comm == NULL ||
                 (r->persistent && !r->active) || !umpi__matches(ctx, src, tag, r->comm->context_id, r->peer, r->tag))
                 continue;
             if (umpi_p2p_bytes(r->count, r->dt, &bytes) != MPI_SUCCESS || bytes > umpi_cuda_envelope_min)
