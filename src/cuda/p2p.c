@@ -507,11 +507,19 @@ static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chu
 #define UMPI__NUDGE_FIRST 0.002
 #define UMPI__NUDGE_MAX   0.05
 
+/* The time, read at most once per progress pass (0: not yet in this pass), from the coarse clock
+ * (a few ns; its ms resolution is plenty here): a window of 64 envelopes waiting must not cost 64
+ * clock reads per poll. */
+static double umpi__pass_now;
+
 static double umpi__now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    if (umpi__pass_now == 0.0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        umpi__pass_now = (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    }
+    return umpi__pass_now;
 }
 
 static void umpi__cb_nudge_sent(void *ureq, ucs_status_t st, void *user)
@@ -686,6 +694,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
         x->reply_ureq = sp;
     x->state = S_WAIT_REPLY;
     x->nudge_wait = UMPI__NUDGE_FIRST;
+    umpi__pass_now = 0.0; /* a fresh reading: the last pass may be long ago */
     x->nudge_at = umpi__now() + x->nudge_wait;
     ucp_request_param_t ep_ = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
@@ -1173,6 +1182,7 @@ int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, 
 static unsigned umpi__hook(void)
 {
     unsigned n = 0;
+    umpi__pass_now = 0.0; /* read again when a waiting sender asks */
     /* copies and event queries need a context in this thread: under MPI_THREAD_MULTIPLE the
      * progress may run in a thread that never made one current */
     if (umpi_cuda_active && umpi_cuda_ctx_ensure(-1) != UMPI_OK)
