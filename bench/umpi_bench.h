@@ -501,10 +501,13 @@ static inline const char *bench_mem_name(enum bench_mem m)
 static inline void bench_print_header(const struct bench_opts *o)
 {
     printf("# " BENCH_NAME_PREFIX " MPI %s v" BENCH_VERSION "\n", bench_title(o->kind));
-    if (o->accel)
-        printf("# Send Buffer on %s and Receive Buffer on %s (CUDA device %d)\n",
-               o->place[0] == 'D' ? "DEVICE (D)" : "HOST (H)", o->place[1] == 'D' ? "DEVICE (D)" : "HOST (H)",
-               bench_cu.device);
+    if (o->accel) {
+        printf("# Send Buffer on %s and Receive Buffer on %s", o->place[0] == 'D' ? "DEVICE (D)" : "HOST (H)",
+               o->place[1] == 'D' ? "DEVICE (D)" : "HOST (H)");
+        if (bench_cu.lib != NULL)
+            printf(" (this rank's CUDA device: %d)", bench_cu.device);
+        printf("\n");
+    }
     if (o->kind == BENCH_LATENCY)
         printf("# %-*s%*s", BENCH_SIZE_WIDTH + 4, "Size", BENCH_FIELD_WIDTH - 6, "Latency (us)");
     else
