@@ -21,6 +21,9 @@
 #define COLL_BENCH_MAX_SIZES 64
 
 struct coll_opts {
+    int accel;           /* -d cuda: every buffer in CUDA device memory (benchmarks that take it) */
+    int validate;        /* -c: check the results */
+    int staged;          /* --staged-baseline: also time the device data staged through host memory */
     size_t sizes[COLL_BENCH_MAX_SIZES]; /* the sweep, ascending */
     int nsizes;
     size_t max_size;
@@ -34,6 +37,7 @@ struct coll_bench {
     size_t min_default;  /* smallest size (one element for reductions) */
     size_t unit;         /* sizes are rounded down to a multiple of this (element size) */
     int no_sizes;        /* barrier: one row, size 0 */
+    int device_ok;       /* takes -d cuda, -c and --staged-baseline (osu_allreduce) */
 };
 
 static inline void coll_usage(const char *prog, const struct coll_opts *o, const struct coll_bench *b)
@@ -44,9 +48,15 @@ static inline void coll_usage(const char *prog, const struct coll_opts *o, const
             "               maximum; default %zu:%zu); -m A,B,C runs exactly the sizes listed\n"
             "  -i ITER[:LARGE]  timed iterations per size; LARGE for sizes > %d B (default %d:%d)\n"
             "  -x SKIP[:LARGE]  warm-up iterations per size, not timed (default %d:%d)\n"
+            "%s"
             "  -h           this help\n",
             prog, b->min_default, o->max_size, BENCH_LARGE_SIZE, o->iters, o->iters_large, o->skip,
-            o->skip_large);
+            o->skip_large,
+            b->device_ok ? "  -d cuda      every buffer in CUDA device memory\n"
+                           "  -c           check the results (outside the timing); a column says Pass or Fail\n"
+                           "  --staged-baseline  with -d cuda: also time copying the data to host memory, the\n"
+                           "               same collective on host buffers, and copying the result back\n"
+                         : "");
 }
 
 static inline int coll_parse_sizes(const char *s, struct coll_opts *o, const struct coll_bench *b)
@@ -87,6 +97,14 @@ static inline int coll_parse_sizes(const char *s, struct coll_opts *o, const str
 static inline int coll_init(int *argc, char ***argv, struct coll_opts *o, const struct coll_bench *b,
                             int *rank, int *exit_code)
 {
+    static const struct option longopts[] = {
+        {"accelerator", required_argument, NULL, 'd'},
+        {"validation", no_argument, NULL, 'c'},
+        {"staged-baseline", no_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *why = "bad option or value";
     long a, c;
     int has_c, ch, rc = 0;
 
@@ -105,8 +123,31 @@ static inline int coll_init(int *argc, char ***argv, struct coll_opts *o, const 
     }
 
     opterr = 0;
-    while (rc == 0 && (ch = getopt(*argc, *argv, "m:i:x:h")) != -1) {
+    while (rc == 0 && (ch = getopt_long(*argc, *argv, "+m:i:x:d:ch", longopts, NULL))
+                          != -1) {
         switch (ch) {
+        case 'd':
+        case 'c':
+        case 'S':
+            if (!b->device_ok) {
+                why = "-d, -c and --staged-baseline: of the collective benchmarks only osu_allreduce takes them";
+                rc = -1;
+                break;
+            }
+            if (ch == 'c') {
+                o->validate = 1;
+                break;
+            }
+            if (ch == 'S') {
+                o->staged = 1;
+                break;
+            }
+            if (strcmp(optarg, "cuda") != 0) {
+                why = "-d: the only accelerator known is cuda";
+                rc = -1;
+            }
+            o->accel = 1;
+            break;
         case 'm':
             if (coll_parse_sizes(optarg, o, b) != 0)
                 rc = -1;
@@ -133,10 +174,16 @@ static inline int coll_init(int *argc, char ***argv, struct coll_opts *o, const 
     }
     if (rc == 0 && optind != *argc)
         rc = -1;
+    if (rc == 0 && o->staged && !o->accel) {
+        why = "--staged-baseline stages device buffers: it needs -d cuda";
+        rc = -1;
+    }
+    if (rc == 0 && o->accel && bench_cuda_setup(1, *rank, (*argv)[0]) != 0)
+        rc = -2;
     if (rc != 0) {
-        if (*rank == 0) {
+        if (*rank == 0 && rc != -2) {
             if (rc < 0)
-                fprintf(stderr, "%s: bad option or value\n", (*argv)[0]);
+                fprintf(stderr, "%s: %s\n", (*argv)[0], why);
             coll_usage((*argv)[0], o, b);
         }
         MPI_Finalize();

@@ -82,6 +82,7 @@ static int umpi__init(int required, int *provided)
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");
+    umpi_cuda_late_start(); /* src/cuda/p2p_late.c: the receive for device senders' nudges */
     st = umpi_pmi_fence();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");

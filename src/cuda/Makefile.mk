@@ -53,3 +53,5 @@ libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda_nccl.h \
 	src/cuda/umpi_nccl_api.h \
 	src/cuda/nccl.c
+# --- issue 5, part bench: small receives that a longer device message passed by (MPI_ERR_TRUNCATE) ---
+libmpi_la_SOURCES += src/cuda/p2p_late.c

@@ -47,22 +47,28 @@
  *   |   0xFFFFF (ctrl)     | sender's world   | R   |   transfer id (23)    |
  *   +----------------------+------------------+-----+-----------------------+
  *   R = 1: a reply (DONE, CTS) of the receiver, whose world rank is in the source field;
- *   R = 0: a chunk of the sender's pipeline. Ids are per sender (mod 2^23).
+ *   R = 0: a chunk of the sender's pipeline. Ids are per sender (mod 2^23), never 2^23 - 1:
+ *   R = 1 with id 2^23 - 1 is a sender's NUDGE (p2p_late.c), whose source field holds the world
+ *   rank of the receiver it goes to, so that the receiver's one receive for nudges is hashed.
  *
  * Which receives see envelopes. UCX hashes a posted receive by its tag only when its mask compares
  * every bit; a receive that ignores the envelope bit goes to UCX's wildcard list, which every
  * incoming message then searches. So only receives that can hold an envelope's message ignore the
  * bit: on a process that uses CUDA, those whose buffer is longer than its envelope threshold T =
  * max(UMPI_CUDA_STAGE_THRESH, 136 bytes), which every process publishes at MPI_Init (PMI key
- * umpi.cuda.env; 0 when it does not use CUDA). A sender sends an envelope only for a message longer
- * than the receiver's T: a receive that can hold the message ignores the bit and matches it; a
- * shorter one cannot hold the message anyway (MPI_ERR_TRUNCATE in MPI's terms, but here it does
- * not match the envelope and waits for another message: the one limit of this design). To a
- * process without CUDA the message goes whole through a host buffer as an ordinary message.
- * Receives of T bytes or less, and every receive on a process without CUDA, stay hashed: host
- * messaging pays nothing for this but a branch or two (measured: README.md, "GPU buffers").
+ * umpi.cuda.env; 0 when it does not use CUDA), and every receive into device memory (its host
+ * bounce holds an envelope whatever the buffer's size). A sender sends an envelope only for a
+ * message longer than the receiver's T: a receive that can hold the message ignores the bit and
+ * matches it. A shorter receive on host memory stays hashed and does not see the envelope, though
+ * in MPI's terms it matches the message (and fails with MPI_ERR_TRUNCATE): p2p_late.c finds such a
+ * receive when the envelope's sender, unanswered for milliseconds, nudges the receiver, and hands
+ * it the envelope, which the device protocol then truncates. To a process without CUDA the
+ * message goes whole through a host buffer as an ordinary message. Receives of T bytes or less on
+ * host memory, and every receive on a process without CUDA, stay hashed: host messaging pays
+ * nothing for this but a branch or two (measured: README.md, "GPU buffers").
  *
- * Truncation. A receive longer than T but shorter than the message reports MPI_ERR_TRUNCATE and
+ * Truncation. A receive shorter than the message (longer than T, into device memory, or given the
+ * envelope by p2p_late.c) reports MPI_ERR_TRUNCATE with the message's length in its status and
  * takes what fits; the sender completes.
  *
  * Progress: UCX callbacks only record what happened; a progress hook, registered while any
@@ -81,6 +87,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- envelope thresholds ---------------------------------------------------------------------- */
 
@@ -176,6 +183,9 @@ struct umpi__xfer {
     int reply_arrived, env_done;
     ucs_status_t reply_status, env_status;
     void *reply_ureq;
+    double nudge_at, nudge_wait; /* when to nudge the receiver next, and the wait after that (s) */
+    int nudging;                 /* a nudge is on its way (its buffer in use) */
+    struct umpi_cuda_nudge nudge;
     /* pipeline (either side) */
     int piping;
     struct umpi_cuda_pipe pipe;
@@ -492,6 +502,64 @@ static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chu
 
 /* ---- sender --------------------------------------------------------------------------------- */
 
+/* Nudges (p2p_late.c): an envelope unanswered this long makes the receiver look for a small
+ * receive that it passed by; then again after twice the wait, up to UMPI__NUDGE_MAX apart. */
+#define UMPI__NUDGE_FIRST 0.002
+#define UMPI__NUDGE_MAX   0.05
+
+/* The time, read at most once per progress pass (0: not yet in this pass), from the coarse clock
+ * (a few ns; its ms resolution is plenty here): a window of 64 envelopes waiting must not cost 64
+ * clock reads per poll. */
+static double umpi__pass_now;
+
+static double umpi__now(void)
+{
+    if (umpi__pass_now == 0.0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        umpi__pass_now = (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    }
+    return umpi__pass_now;
+}
+
+static void umpi__cb_nudge_sent(void *ureq, ucs_status_t st, void *user)
+{
+    umpi__xfer_t *x = user;
+    (void) st; /* a lost nudge is sent again later */
+    x->nudging = 0;
+    x->inflight--;
+    ucp_request_free(ureq);
+}
+
+static void umpi__maybe_nudge(umpi__xfer_t *x)
+{
+    if (x->nudging)
+        return;
+    double now = umpi__now();
+    if (now < x->nudge_at)
+        return;
+    x->nudge_wait = x->nudge_wait * 2 < UMPI__NUDGE_MAX ? x->nudge_wait * 2 : UMPI__NUDGE_MAX;
+    x->nudge_at = now + x->nudge_wait;
+    ucp_ep_h ep;
+    if (umpi_ucx_ep(x->peer, &ep) != UMPI_OK)
+        return;
+    x->nudge = (struct umpi_cuda_nudge){ x->env_tag, x->id, umpi_global.rank };
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__cb_nudge_sent,
+        .user_data = x,
+    };
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, &x->nudge, sizeof(x->nudge),
+                                           umpi_cuda_ctrl_tag(x->peer, 1, UMPI_CUDA_NUDGE_ID), &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return;
+    if (sp != NULL) {
+        x->nudging = 1;
+        x->inflight++;
+    }
+    umpi_debug(3, "cuda: transfer %u: the envelope to world rank %d is unanswered: nudged", x->id, x->peer);
+}
+
 /* Small or non-contiguous: the bytes go through host memory as an ordinary message. */
 static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes, int world,
                              ucp_tag_t utag, umpi_send_mode_t mode, umpi_request_t *req)
@@ -563,6 +631,8 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     x->bytes = bytes;
     x->device = device;
     x->id = umpi__next_id++ & UMPI_CUDA_ID_MASK;
+    if (x->id == UMPI_CUDA_NUDGE_ID) /* reserved for nudges' tag */
+        x->id = umpi__next_id++ & UMPI_CUDA_ID_MASK;
     x->rts.magic = UMPI_CUDA_RTS_MAGIC;
     x->rts.id = x->id;
     x->rts.sender = umpi_global.rank;
@@ -623,6 +693,9 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     if (!x->reply_arrived)
         x->reply_ureq = sp;
     x->state = S_WAIT_REPLY;
+    x->nudge_wait = UMPI__NUDGE_FIRST;
+    umpi__pass_now = 0.0; /* a fresh reading: the last pass may be long ago */
+    x->nudge_at = umpi__now() + x->nudge_wait;
     ucp_request_param_t ep_ = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .cb.send = umpi__cb_envelope_sent,
@@ -678,8 +751,10 @@ static int umpi__advance_send(umpi__xfer_t *x)
 {
     switch (x->state) {
     case S_WAIT_REPLY:
-        if (!x->reply_arrived)
+        if (!x->reply_arrived) {
+            umpi__maybe_nudge(x);
             return 0;
+        }
         if (x->reply_status == UCS_ERR_CANCELED) {
             x->state = S_FINISH; /* cancelled after the envelope could not be sent */
         } else if (x->reply_status != UCS_OK) {
@@ -782,8 +857,9 @@ int umpi_cuda_p2p_irecv(umpi_request_t *r, size_t bytes, int device)
     }
     ucp_tag_t tag, mask;
     umpi_ucx_recv_tag(r->comm->context_id, r->peer, r->tag, &tag, &mask);
-    if (bytes > umpi_cuda_envelope_min)
-        mask &= ~UMPI_CUDA_ENVELOPE_BIT;
+    /* every receive into device memory matches envelopes: its bounce holds one (a message longer
+     * than the buffer is truncated by the device protocol) */
+    mask &= ~UMPI_CUDA_ENVELOPE_BIT;
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
         .cb.recv = umpi__cb_device_recv,
@@ -962,7 +1038,8 @@ static void umpi__recv_matched(umpi__xfer_t *x)
     x->env_tag = x->info.sender_tag;
     if (umpi_cuda_is_envelope(x->info.sender_tag)) {
         if (x->env_unreadable || st != UCS_OK) {
-            /* cannot happen: only receives longer than the envelope threshold see envelopes */
+            /* cannot happen: only receives that hold an envelope see envelopes (device bounces are
+             * at least its size, host receives longer than the threshold) */
             umpi__fail(x, UMPI_ERR_INTERN, "an envelope did not fit a %zu-byte receive buffer", x->cap);
             umpi__recv_status(x, x->info.sender_tag, x->cap);
             umpi__complete(x, UCS_OK);
@@ -1105,6 +1182,7 @@ int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, 
 static unsigned umpi__hook(void)
 {
     unsigned n = 0;
+    umpi__pass_now = 0.0; /* read again when a waiting sender asks */
     /* copies and event queries need a context in this thread: under MPI_THREAD_MULTIPLE the
      * progress may run in a thread that never made one current */
     if (umpi_cuda_active && umpi_cuda_ctx_ensure(-1) != UMPI_OK)
@@ -1133,6 +1211,7 @@ void umpi_cuda_p2p_counts(size_t *active)
 
 void umpi_cuda_p2p_finalize(void)
 {
+    umpi_cuda_late_finalize();
     free(umpi__peer_min);
     umpi__peer_min = NULL;
     umpi__npeers = 0;

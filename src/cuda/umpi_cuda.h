@@ -91,7 +91,8 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     /* NCCL (src/coll/nccl.c, part nccl) */                                                        \
     X(nccl_colls, "blocking collectives on device buffers run by NCCL")                              \
     X(nccl_comms, "NCCL communicators made (one per MPI communicator that used NCCL)")               \
-    X(nccl_declined, "collectives on device buffers at or above UMPI_NCCL_THRESH that NCCL did not run (reason at UMPI_DEBUG=1)")
+    X(nccl_declined, "collectives on device buffers at or above UMPI_NCCL_THRESH that NCCL did not run (reason at UMPI_DEBUG=1)") \
+    X(late_envelopes, "small host receives given a longer device message they matched (MPI_ERR_TRUNCATE) when its sender nudged")
 
 enum umpi_cuda_stat {
 #define UMPI__CUDA_STAT_ENUM(name, doc) UMPI_CUDA_STAT_##name,

@@ -67,6 +67,24 @@ int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_t
  * sender's older messages on context out of UCX's queue, into the held list. */
 umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found);
 
+/* Small host receives that a longer device message's envelope passed by (p2p_late.c says how
+ * they are found and made to fail with MPI_ERR_TRUNCATE). umpi_cuda_late_start, once UCX is up:
+ * posts the receive for the senders' nudges; umpi_cuda_late_finalize before UCX goes. MPI_Recv's
+ * request-less wait on a process that uses CUDA registers itself between wait_begin and
+ * wait_end; `redirected` then says that its UCX receive was cancelled because the message it
+ * matches is a held envelope: it must receive again (through a request). */
+struct umpi_cuda_waiting_recv {
+    struct umpi_cuda_waiting_recv *next;
+    uint32_t context;
+    int source, tag;
+    struct umpi_ucx_recv_wait *wait;
+    int redirected;
+};
+umpi_status_t umpi_cuda_late_start(void);
+void umpi_cuda_late_finalize(void);
+void umpi_cuda_late_wait_begin(struct umpi_cuda_waiting_recv *n);
+void umpi_cuda_late_wait_end(struct umpi_cuda_waiting_recv *n);
+
 /* Transfers still running (leak check), and the end: MPI_Finalize, before UCX goes. */
 void umpi_cuda_p2p_counts(size_t *active);
 void umpi_cuda_p2p_finalize(void);

@@ -48,6 +48,17 @@ static inline ucp_tag_t umpi_cuda_ctrl_tag(int from_world, int reply, uint32_t i
                              (int) ((reply ? UMPI_CUDA_REPLY_BIT : 0) | (id & UMPI_CUDA_ID_MASK)));
 }
 
+/* A nudge (p2p_late.c): the sender's envelope of tag env_tag has not been answered for a while.
+ * Tag (ctrl, the RECEIVER's world rank, R, UMPI_CUDA_NUDGE_ID), so that the receiver's one
+ * receive for nudges is hashed; transfer ids never take that value. */
+#define UMPI_CUDA_NUDGE_ID UMPI_CUDA_ID_MASK
+struct umpi_cuda_nudge {
+    uint64_t env_tag;  /* the envelope's tag (envelope bit included) */
+    uint32_t id;       /* the sender's transfer id */
+    int32_t sender;    /* the sender's world rank */
+};
+_Static_assert(sizeof(struct umpi_cuda_nudge) == 16, "a nudge is 16 bytes on the wire");
+
 /* A small matched (probed) message received into buf, waited for here (p2p_probe.c). */
 umpi_status_t umpi_cuda_p2p_msg_recv_now(void *buf, size_t len, ucp_tag_message_h msg);
 /* Probed messages not received at MPI_Finalize (p2p_probe.c). */

@@ -183,6 +183,21 @@ static __attribute__((noinline)) int umpi__recv_gpu_kind(const void *buf, const 
     return err != MPI_SUCCESS ? err : -1;
 }
 
+/* MPI_Recv's request-less wait on a process that uses CUDA: registered, so that a longer device
+ * message whose envelope passed this receive by can be handed to it (src/cuda/p2p_late.c).
+ * Returns nonzero when that happened: the UCX receive is cancelled, receive again. */
+static __attribute__((noinline)) int umpi__recv_wait_gpu(struct umpi_ucx_recv_wait *w, umpi_comm_t *comm, int source,
+                                                         int tag)
+{
+    struct umpi_cuda_waiting_recv n = { .context = comm->context_id, .source = source, .tag = tag, .wait = w };
+    umpi_waiter_t waiter = {0};
+    umpi_cuda_late_wait_begin(&n);
+    while (!w->done)
+        umpi_progress_step(&waiter);
+    umpi_cuda_late_wait_end(&n);
+    return n.redirected;
+}
+
 int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int source, int tag,
                    umpi_comm_t *comm_ptr, MPI_Status *status)
 {
@@ -223,9 +238,16 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
         goto out;
     }
     if (!w.done) {
-        umpi_waiter_t waiter = {0};
-        while (!w.done)
-            umpi_progress_step(&waiter);
+        if (umpi_unlikely(umpi_cuda_active)) {
+            if (umpi__recv_wait_gpu(&w, comm_ptr, source, tag)) {
+                err = umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status);
+                goto out;
+            }
+        } else {
+            umpi_waiter_t waiter = {0};
+            while (!w.done)
+                umpi_progress_step(&waiter);
+        }
     }
     ucs_status_t s = w.status;
     ucp_tag_recv_info_t info = w.info;

@@ -30,3 +30,5 @@ if HAVE_CUDA_KERNELS
 src/cuda/test_gpu_gpu_kern-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
 endif
 EXTRA_DIST += test/gpu/gpu_reduce_local.c
+# --- issue 5, part bench: bench/ with -d cuda (bench_cuda.sh) and a CUDA runtime program built with mpicc ---
+EXTRA_DIST += test/gpu/bench_cuda.sh test/gpu/cuda_app.sh test/gpu/cuda_app.c

@@ -1,0 +1,1 @@
+../gpu/bench_cuda.sh
