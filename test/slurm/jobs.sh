@@ -14,6 +14,9 @@ PMI2_JOBS=1
 # mpirun --hostfile across the nodes with testbed.sh exec as the launch agent (hostfile_jobs
 # below); 0 switches them off.
 HOSTFILE_JOBS=1
+# mpirun --hostfile started on node1 with the real default launch agent, ssh, to the sshd of
+# every node (ssh_jobs below); 0 switches them off.
+SSH_JOBS=1
 
 why=$(tb_missing)
 if [ -n "$why" ]; then
@@ -249,6 +252,121 @@ else
     echo "not run: mpirun --hostfile jobs (HOSTFILE_JOBS=0)"
 fi
 
+# mpirun --hostfile run on node1 as a user would: no --launch-agent and no UMPI_LAUNCH_AGENT, so
+# its daemons start through `ssh -o BatchMode=yes HOST ...` into each node's sshd (testbed.sh
+# gives every node one, a key pair and known hosts), in a fresh login environment there.
+# on_node NODE CMD...: CMD inside NODE, from the test's directory.
+printf '#!/bin/sh\nexec env TB_NAME=%s TB_DIR=%s "%s" exec "$@"\n' "$TB_NAME" "$TB_DIR" \
+    "$SRCDIR/testbed.sh" >"$WORK/on_node"
+chmod +x "$WORK/on_node"
+"$MPICC" -o "$WORK/echo_stdin" "$SRCDIR/../launch/echo_stdin.c" || fail "cannot compile echo_stdin.c"
+
+# ssh_mpirun NAME STDIN HOSTFILE ARGS...: mpirun ARGS on node1 with the default agent, and the
+# variables of SSH_ENV (VAR=value words) in its environment.
+SSH_ENV=
+ssh_mpirun() {
+    local name=$1 input=$2 hosts=$3
+    shift 3
+    echo "+ (node1) mpirun --hostfile $hosts $*" >>"$WORK/commands"
+    t0=$(now_ms)
+    timeout -k 5 60 "$WORK/on_node" node1 env -u UMPI_LAUNCH_AGENT $SSH_ENV "$MPIRUN" --hostfile "$hosts" "$@" \
+        >"$OUT" 2>"$ERR" <"$input"
+    RC=$?
+    MS=$(($(now_ms) - t0))
+    cp "$OUT" "$WORK/$name.out"
+    cp "$ERR" "$WORK/$name.err"
+    [ $RC -eq 124 ] && fail "$name: still running after 60 s"
+}
+
+# Whether process $2 (root-namespace pid) descends from an sshd session ("sshd: root@...").
+under_sshd() {
+    local p=$1
+    while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+        case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in "sshd: root@"*) return 0 ;; esac
+        p=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+    done
+    return 1
+}
+
+# The ranks of a job started in the background (hang mode) are all up; one is killed from
+# outside (kill -KILL), as by the OOM killer: mpirun names it and the signal, ends the job.
+ssh_kill_rank() {
+    local hosts=$1 np=$2 node=$3 daemon victim i
+    "$WORK/on_node" node1 env -u UMPI_LAUNCH_AGENT $SSH_ENV "$MPIRUN" --hostfile "$hosts" -n "$np" \
+        "$WORK/crash" hang 0 >"$OUT" 2>"$ERR" </dev/null &
+    job=$!
+    for i in $(seq 1 150); do
+        [ "$(grep -c ready "$OUT")" -eq "$np" ] && break
+        sleep 0.1
+    done
+    daemon= victim=
+    for p in $(tb_node_pids "$node"); do
+        case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
+            *"mpirun --umpi-daemon"*) daemon=$p ;;
+            *"crash hang"*) [ -z "$victim" ] && victim=$p ;;
+        esac
+    done
+    if [ -n "$daemon" ] && under_sshd "$daemon"; then
+        ok "ssh: the daemon on $node runs in an ssh session"
+    else
+        fail "ssh: no umpi daemon started by sshd on $node (daemon pid '${daemon}')"
+    fi
+    t0=$(now_ms)
+    [ -n "$victim" ] && kill -KILL "$victim"
+    wait $job
+    RC=$?
+    MS=$(($(now_ms) - t0))
+    [ -n "$victim" ] || fail "ssh: no rank found on $node to kill (stdout: $(head -c 300 "$OUT"))"
+}
+
+ssh_jobs() {
+    local n1=$WORK/hosts.ssh2
+    printf 'node1 slots=2\nnode2 slots=2\n' >"$n1"
+    ssh_mpirun ssh_hostfile /dev/null "$n1" -n 4 "$WORK/slurm_job" 2 2
+    expect_job_ok "ssh: mpirun --hostfile -n 4 (2 nodes, default agent)" "node node1: ranks 0,1" "node node2: ranks 2,3"
+    expect_nodes_clean "ssh: a job that ended well"
+
+    # stdio: rank 0 on node2 (the other side of ssh) reads mpirun's stdin and echoes it whole;
+    # stderr of a remote rank comes back on stderr (crash's usage message is rank 0's).
+    printf 'node2 slots=1\nnode1 slots=2\n' >"$WORK/hosts.ssh_stdin"
+    seq 1 20000 >"$WORK/stdin.txt"
+    ssh_mpirun ssh_stdin "$WORK/stdin.txt" "$WORK/hosts.ssh_stdin" -n 3 "$WORK/echo_stdin"
+    expect_rc 0 "ssh: stdin to rank 0 on node2"
+    if grep -v '^rank' "$OUT" | cmp -s - "$WORK/stdin.txt" &&
+       [ "$(grep -c '^rank [12] read 0 bytes of stdin$' "$OUT")" -eq 2 ]; then
+        ok "ssh: stdin (20000 lines) to rank 0 on node2, nothing to the others"
+    else
+        fail "ssh: stdin: rank 0 on node2 did not echo it whole (stdout: $(head -c 300 "$OUT"))"
+    fi
+    ssh_mpirun ssh_stderr /dev/null "$WORK/hosts.ssh_stdin" -n 2 "$WORK/crash" bad
+    expect_rc 2 "ssh: MPI_Abort(.., 2) of rank 0 on node2"
+    expect_err "usage: .*crash segv|exit|abort|hang|dup RANK" "ssh: stderr of rank 0 on node2"
+    expect_nodes_clean "ssh: abort of rank 0 on node2"
+
+    # Failures across ssh: exit code, MPI_Abort, a segfault, a rank killed from outside.
+    ssh_mpirun ssh_exit /dev/null "$n1" -n 4 "$WORK/crash" exit 2
+    expect_rc 3 "ssh: rank 2 exits 3"
+    expect_job_failed "ssh: rank 2 (node2) exits 3 before MPI_Finalize" 10000 "rank 2 (pid [0-9]* on node2) exited with code 3"
+    expect_nodes_clean "ssh: exit"
+    ssh_mpirun ssh_abort /dev/null "$n1" -n 4 "$WORK/crash" abort 3
+    expect_rc 7 "ssh: MPI_Abort(.., 7)"
+    expect_job_failed "ssh: rank 3 (node2) calls MPI_Abort(.., 7)" 10000 "MPI_Abort(MPI_COMM_WORLD, 7) called by rank 3"
+    expect_nodes_clean "ssh: abort"
+    ssh_mpirun ssh_segv /dev/null "$n1" -n 4 "$WORK/crash" segv 3
+    expect_rc 139 "ssh: segfault"
+    expect_job_failed "ssh: rank 3 (node2) segfaults" 10000 "rank 3 (pid [0-9]* on node2) killed by signal 11"
+    expect_nodes_clean "ssh: segv"
+    ssh_kill_rank "$n1" 4 node2
+    expect_rc 137 "ssh: a rank on node2 killed"
+    expect_job_failed "ssh: a rank on node2 killed with SIGKILL" 10000 "on node2) killed by signal 9"
+    expect_nodes_clean "ssh: a rank killed"
+}
+if [ "$SSH_JOBS" = 1 ]; then
+    ssh_jobs
+else
+    echo "not run: mpirun --hostfile over ssh (SSH_JOBS=0)"
+fi
+
 # A node dies mid-job (everything on node2 killed at once, as by a power cut): Slurm notices
 # within TB_SLURMD_TIMEOUT and ends the job naming the node; nothing is left on node1.
 SLURM_CONF=$TB_CONF timeout 60 srun --mpi=pmix -N 2 -n 4 "$WORK/crash" hang 0 >"$OUT" 2>"$ERR" </dev/null &
@@ -275,5 +393,24 @@ sjob srun_3nodes 60 srun --mpi=pmix -N 3 -n 6 "$WORK/slurm_job" 3 2
 expect_job_ok "srun --mpi=pmix -N 3 -n 6" "node node1: ranks 0,1" "node node2: ranks 2,3" "node node3: ranks 4,5"
 sjob salloc_3nodes 60 salloc -N 3 -n 3 "$MPIRUN" "$WORK/slurm_job" 3 1
 expect_job_ok "salloc -N 3 -n 3 mpirun" "node node1: ranks 0" "node node2: ranks 1" "node node3: ranks 2"
+# Over ssh, with a tree of fan-out 1: node1 starts node2's daemon, which starts node3's (ssh from
+# node2 to node3); output, the abort and the end go through both hops.
+if [ "$SSH_JOBS" = 1 ]; then
+    printf 'node1 slots=2\nnode2 slots=2\nnode3 slots=2\n' >"$WORK/hosts.ssh3"
+    SSH_ENV=UMPI_LAUNCH_FANOUT=1
+    ssh_mpirun ssh_3nodes /dev/null "$WORK/hosts.ssh3" -n 6 "$WORK/slurm_job" 3 2
+    expect_job_ok "ssh: mpirun --hostfile -n 6 (3 nodes, tree of fan-out 1)" "node node1: ranks 0,1" \
+        "node node2: ranks 2,3" "node node3: ranks 4,5"
+    expect_nodes_clean "ssh: 3 nodes"
+    ssh_mpirun ssh_3nodes_abort /dev/null "$WORK/hosts.ssh3" -n 6 "$WORK/crash" abort 5
+    expect_rc 7 "ssh: MPI_Abort on node3"
+    expect_job_failed "ssh: rank 5 (node3) calls MPI_Abort(.., 7), 3 nodes" 10000 \
+        "MPI_Abort(MPI_COMM_WORLD, 7) called by rank 5"
+    expect_nodes_clean "ssh: abort on node3"
+    ssh_kill_rank "$WORK/hosts.ssh3" 6 node3
+    expect_rc 137 "ssh: a rank on node3 killed"
+    expect_job_failed "ssh: a rank on node3 killed with SIGKILL, 3 nodes" 10000 "on node3) killed by signal 9"
+    expect_nodes_clean "ssh: a rank killed on node3"
+fi
 
 finish
