@@ -1,9 +1,11 @@
 #!/bin/bash
 # Real jobs on a Slurm cluster of two nodes built on this machine (testbed.sh): umpi programs
 # under `srun --mpi=pmix` and `--mpi=pmi2`, under mpirun inside salloc and sbatch and with
-# --hostfile across the nodes, the transports UCX picks between and within nodes, a rank failing
-# and a node dying mid-job; then three nodes.
-# Skipped (77) where the test bed cannot run: not root, or Slurm/munge not installed.
+# --hostfile across the nodes (through testbed.sh exec, and through real ssh into each node's
+# sshd), the transports UCX picks between and within nodes, a rank failing and a node dying
+# mid-job; then three nodes; then one node whose slurmd binds tasks (the node's CPUs as the
+# library counts them under srun --cpu-bind).
+# Skipped (77) where the test bed cannot run: not root, or Slurm/munge/openssh not installed.
 #
 # Each check prints "ok: ..." or "FAIL: ...".
 . "$(dirname "$0")/../launch/common.sh"
@@ -412,5 +414,27 @@ if [ "$SSH_JOBS" = 1 ]; then
     expect_job_failed "ssh: a rank on node3 killed with SIGKILL, 3 nodes" 10000 "on node3) killed by signal 9"
     expect_nodes_clean "ssh: a rank killed on node3"
 fi
+tb_down
+
+# ---- one node whose slurmd binds tasks (task/affinity) ------------------------------------------
+# srun binds each task to a core and sets no UMPI_NODE_CPUS: the library counts the union of the
+# node's ranks' affinity masks (published at MPI_Init) and sees 2 cores for 2 ranks, where each
+# rank's own mask has one; two tasks mapped to one cpu are oversubscribed.
+TB_NODES=1 TB_TASK_PLUGIN=task/affinity
+tb_up || { echo "FAIL: the test bed of 1 node with task/affinity did not come up"; exit 1; }
+# cpubind NAME STATE CORES MPI CPU_BIND: every rank's UMPI_DEBUG=1 line says it.
+cpubind() {
+    local want="2 ranks on this node, $3 cores usable (union of the node's 2 ranks' affinity): $2"
+    sjob "$1" 60 env UMPI_DEBUG=1 srun --mpi="$4" -N 1 -n 2 --cpu-bind="$5" "$WORK/slurm_job" 1 2
+    expect_job_ok "srun --mpi=$4 --cpu-bind=$5 -n 2"
+    if [ "$(grep -c "debug: $want" "$ERR")" -eq 2 ]; then
+        ok "srun --mpi=$4 --cpu-bind=$5: both ranks say '$want'"
+    else
+        fail "srun --mpi=$4 --cpu-bind=$5: not every rank says '$want' ($(grep 'cores usable' "$ERR" | head -2 | tr '\n' ' '))"
+    fi
+}
+cpubind cpubind_cores "spin before yielding" 2 pmix cores
+cpubind cpubind_cores_pmi2 "spin before yielding" 2 pmi2 cores
+cpubind cpubind_map00 "oversubscribed, yield when idle" 1 pmix map_cpu:0,0
 
 finish

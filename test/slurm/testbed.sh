@@ -38,7 +38,9 @@
 # TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_PORT
 # (slurmctld's port, 16830), TB_SLURMD_TIMEOUT (seconds without an answer from a node before
 # Slurm declares it failed and ends its jobs, 10), TB_TREE_WIDTH (Slurm's TreeWidth: fan-out of
-# the tree of slurmds that forwards a launch, 50 as Slurm's default). Needs root, iproute2,
+# the tree of slurmds that forwards a launch, 50 as Slurm's default), TB_TASK_PLUGIN (Slurm's
+# TaskPlugin, task/none; task/affinity makes srun --cpu-bind bind the tasks, with no binding
+# unless asked: TaskPluginParam=None). Needs root, iproute2,
 # util-linux (unshare, nsenter) and the Debian packages slurm-wlm, slurm-wlm-basic-plugins, munge,
 # openssh-server and openssh-client.
 
@@ -51,6 +53,7 @@ TB_NET=${TB_NET:-10.218.0}
 TB_PORT=${TB_PORT:-16830}
 TB_SLURMD_TIMEOUT=${TB_SLURMD_TIMEOUT:-10}
 TB_TREE_WIDTH=${TB_TREE_WIDTH:-50}
+TB_TASK_PLUGIN=${TB_TASK_PLUGIN:-task/none}
 TB_CONF=$TB_DIR/etc/slurm.conf
 TB_BRIDGE=${TB_NAME}br
 TB_SELF=$(readlink -f "${BASH_SOURCE[0]}")
@@ -266,7 +269,8 @@ SlurmctldLogFile=$TB_DIR/log/slurmctld.log
 SlurmdLogFile=$TB_DIR/nodes/%n/slurmd.log
 TmpFS=$TB_DIR/nodes/%n/tmp
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$TB_TASK_PLUGIN
+TaskPluginParam=None
 SwitchType=switch/none
 MpiDefault=none
 SelectType=select/cons_tres
