@@ -341,8 +341,10 @@ MaxStartups 200
 MaxSessions 200
 LogLevel ERROR
 EOF
+    # (also usable from the root namespace, which lacks the nodes' names: ssh -F this file)
     cat >"$sd/ssh_config" <<EOF
 # Written by test/slurm/testbed.sh, mounted over /etc/ssh/ssh_config inside the nodes only.
+$(for n in $(seq 1 "$TB_NODES"); do printf 'Host node%s\n    HostName %s\n' "$n" "$(tb_node_ip node$n)"; done)
 Host *
     IdentityFile $sd/id_ed25519
     IdentitiesOnly yes
