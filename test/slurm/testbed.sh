@@ -17,6 +17,7 @@
 #   munged (own key, socket)                     pid 1: this script (reaper)
 #   slurmctld :TB_PORT on all addresses          slurmd -N node1
 #   bridge umpitbbr 10.218.0.1/24 --veth-------- eth0 10.218.0.11           eth0 10.218.0.12
+#          fd00:10:218:0::1/64                        fd00:10:218:0::11           ...
 #   srun/salloc/sbatch run here or in a node      own hostname, /dev/shm, /etc/hosts,
 #                                                 boot_id and machine-id (bind mounts)
 #                                                sshd on 10.218.0.11:22 (root, key only)
@@ -35,7 +36,9 @@
 # machine's own ssh setup is read or changed (tb__ssh_setup says how).
 #
 # Settings (environment): TB_NAME (umpitb), TB_DIR (scratch folder, /tmp/$TB_NAME), TB_NODES (2),
-# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_PORT
+# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_NET6
+# (the IPv6 /64 of the same links where the machine has IPv6: fd00:10:218:0 for TB_NET 10.218.0,
+# bridge ::1, node N ::(10+N)), TB_PORT
 # (slurmctld's port, 16830), TB_SLURMD_TIMEOUT (seconds without an answer from a node before
 # Slurm declares it failed and ends its jobs, 10), TB_TREE_WIDTH (Slurm's TreeWidth: fan-out of
 # the tree of slurmds that forwards a launch, 50 as Slurm's default), TB_TASK_PLUGIN (Slurm's
@@ -54,6 +57,7 @@ TB_PORT=${TB_PORT:-16830}
 TB_SLURMD_TIMEOUT=${TB_SLURMD_TIMEOUT:-10}
 TB_TREE_WIDTH=${TB_TREE_WIDTH:-50}
 TB_TASK_PLUGIN=${TB_TASK_PLUGIN:-task/none}
+TB_NET6=${TB_NET6:-fd00:$(echo "$TB_NET" | tr . :)}
 TB_CONF=$TB_DIR/etc/slurm.conf
 TB_BRIDGE=${TB_NAME}br
 TB_SELF=$(readlink -f "${BASH_SOURCE[0]}")
@@ -119,6 +123,7 @@ tb_missing() {
 }
 
 tb_node_ip() { echo "$TB_NET.$((10 + ${1#node}))"; }
+tb_node_ip6() { echo "$TB_NET6::$((10 + ${1#node}))"; }
 
 # Prints "SLURM_CONF=..." for eval/export by whoever runs Slurm commands against the test bed.
 tb_env() { echo "SLURM_CONF=$TB_CONF"; }
@@ -381,6 +386,8 @@ tb_up() {
 
     ip link add "$TB_BRIDGE" type bridge && ip addr add "$TB_NET.1/24" dev "$TB_BRIDGE" &&
         ip link set "$TB_BRIDGE" up || { tb_log "cannot create bridge $TB_BRIDGE"; return 1; }
+    # IPv6 too where the machine has it (nodad: usable at once, no duplicate detection wait).
+    ip -6 addr add "$TB_NET6::1/64" dev "$TB_BRIDGE" nodad 2>/dev/null || tb_log "no IPv6 on the bridge"
     for n in $(seq 1 "$TB_NODES"); do
         node=node$n ns=$TB_NAME-$node ip=$(tb_node_ip $node) nd=$TB_DIR/nodes/$node
         mkdir -p "$nd/spool" "$nd/tmp"
@@ -392,6 +399,7 @@ tb_up() {
             ip -n "$ns" addr add "$ip/24" dev eth0 &&
             ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up ||
             { tb_log "cannot set up the network of $node"; return 1; }
+        ip -n "$ns" -6 addr add "$(tb_node_ip6 $node)/64" dev eth0 nodad 2>/dev/null
         # ip netns exec mounts a /sys of the namespace (UCX reads interfaces there); unshare adds
         # the other namespaces. PID 1 of the node is this script in tb__node_main.
         TB_DIR=$TB_DIR TB_NAME=$TB_NAME TB_NODES=$TB_NODES TB_NET=$TB_NET \
