@@ -59,3 +59,8 @@ libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
 libmpi_la_SOURCES += src/core/comm_idup.c
 # --- communicators from groups, create/split of intercommunicators (issue 3) ---
 libmpi_la_SOURCES += src/core/comm_from_group.c src/core/intercomm_sub.c
+
+# --- issue 6, part ssh: the node's CPUs from the ranks' affinity masks (progress.c) ---
+libmpi_la_SOURCES += \
+	src/core/umpi_cpuset.h \
+	src/core/cpuset.c

@@ -64,7 +64,9 @@ static int umpi__init(int required, int *provided)
         return umpi_err_create(MPI_ERR_OTHER, "%d ranks exceed the %d that the tag layout can address", pmi.size,
                                UMPI_UCX_MAX_RANKS);
 
-    umpi_progress_init(pmi.local_size);
+    st = umpi_progress_init(pmi.local_size);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "publishing the affinity mask failed");
 
     /* Once the rank is known (for the debug lines); UMPI_CUDA=1 without a usable GPU stops here. */
     st = umpi_cuda_init();
@@ -86,6 +88,7 @@ static int umpi__init(int required, int *provided)
     st = umpi_pmi_fence();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");
+    umpi_progress_node_cpus();
 
     umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
     umpi_global.state = UMPI_STATE_INITIALIZED;

@@ -40,8 +40,11 @@ extern int umpi_progress_spin;
 extern int umpi_progress_oversubscribed;
 /* The cores this process may use (its affinity mask), at least 1 (part perf3: the total-work cost). */
 extern int umpi_progress_cores;
-/* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node. */
-void umpi_progress_init(int local_ranks);
+/* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node and the CPUs they
+ * share: at MPI_Init before the fence (publishes this process's affinity mask), ... */
+umpi_status_t umpi_progress_init(int local_ranks);
+/* ... and after it (the union of the masks of the node's ranks; logs the decision). */
+void umpi_progress_node_cpus(void);
 
 /* State of one blocking wait: how many empty polls so far. */
 typedef struct {

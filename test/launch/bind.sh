@@ -90,7 +90,7 @@ library 2 2 UMPI_NODE_CPUS "spin before yielding" "-n 2 bound"
 brun --report-bindings -n 4 "$AFF"
 check_ranks "-n 4" 4 "not bound" "$MAB"
 expect_err "mpirun: 4 ranks on 2 cores (cpus $LAB): not binding them (oversubscribed)" "-n 4"
-library 4 2 "own affinity" "oversubscribed" "-n 4 not bound"
+library 4 2 "union of the node's 4 ranks' affinity" "oversubscribed" "-n 4 not bound"
 
 # --bind-to core -n 4 without --oversubscribe: an error naming the way out, and nothing started.
 brun --bind-to core -n 4 "$AFF"
@@ -147,6 +147,20 @@ done
 # The user's UMPI_NODE_CPUS wins over mpirun's.
 brun -x UMPI_NODE_CPUS=7 -n 2 "$AFF"
 library 2 7 UMPI_NODE_CPUS "spin before yielding" "-x UMPI_NODE_CPUS=7"
+
+# Without UMPI_NODE_CPUS (a launcher that does not set it, as srun) the ranks count the union of
+# their node's affinity masks, published at MPI_Init: one core each, 2 ranks, not oversubscribed;
+# two ranks forced onto one core, oversubscribed; unbound ranks with enough cpus of their own do
+# not even look (their own mask says it).
+brun -x UMPI_NODE_CPUS=0 --bind-to core -n 2 "$AFF"
+expect_rc 0 "UMPI_NODE_CPUS=0 --bind-to core -n 2"
+library 2 2 "union of the node's 2 ranks' affinity" "spin before yielding" "UMPI_NODE_CPUS=0 --bind-to core -n 2"
+brun -x UMPI_NODE_CPUS=0 --bind-to core --oversubscribe -n 4 "$AFF"
+library 4 2 "union of the node's 4 ranks' affinity" "oversubscribed" "UMPI_NODE_CPUS=0 --bind-to core --oversubscribe -n 4"
+brun -x UMPI_NODE_CPUS=0 --cpu-set "$B" --bind-to core --oversubscribe -n 2 "$AFF"
+library 2 1 "union of the node's 2 ranks' affinity" "oversubscribed" "UMPI_NODE_CPUS=0 --cpu-set $B -n 2"
+brun -x UMPI_NODE_CPUS=0 --bind-to none -n 2 "$AFF"
+library 2 2 "own affinity" "spin before yielding" "UMPI_NODE_CPUS=0 --bind-to none -n 2"
 
 # Bad values: named, exit 1.
 for opt in "--bind-to board" "--map-by board" "--map-by core:PE=0" "--cpu-set x"; do

@@ -17,8 +17,10 @@
 #   munged (own key, socket)                     pid 1: this script (reaper)
 #   slurmctld :TB_PORT on all addresses          slurmd -N node1
 #   bridge umpitbbr 10.218.0.1/24 --veth-------- eth0 10.218.0.11           eth0 10.218.0.12
+#          fd00:10:218:0::1/64                        fd00:10:218:0::11           ...
 #   srun/salloc/sbatch run here or in a node      own hostname, /dev/shm, /etc/hosts,
 #                                                 boot_id and machine-id (bind mounts)
+#                                                sshd on 10.218.0.11:22 (root, key only)
 #
 # Each node is a network namespace with a veth link to a bridge in the root namespace, plus its
 # own UTS, PID, IPC and mount namespaces. UCX takes two processes for one host when their boot_id
@@ -28,13 +30,24 @@
 # no process behind. Every name starts with TB_NAME, so a later `up` or `down` finds and removes
 # what a crashed run left, and nothing else.
 #
+# Every node also runs an sshd on its own address, so that `mpirun --hostfile` can start its
+# daemons with the real default launch agent (`ssh -o BatchMode=yes`). Host keys, a root key pair,
+# known_hosts and the configurations are generated into TB_DIR/ssh at each `up`; nothing of the
+# machine's own ssh setup is read or changed (tb__ssh_setup says how).
+#
 # Settings (environment): TB_NAME (umpitb), TB_DIR (scratch folder, /tmp/$TB_NAME), TB_NODES (2),
-# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_PORT
+# TB_CPUS (CPUs a node declares, 2), TB_NET (first three octets of the /24, 10.218.0), TB_NET6
+# (the IPv6 /64 of the same links where the machine has IPv6: fd00:10:218:0 for TB_NET 10.218.0,
+# bridge ::1, node N ::(10+N)), TB_PORT
 # (slurmctld's port, 16830), TB_SLURMD_TIMEOUT (seconds without an answer from a node before
 # Slurm declares it failed and ends its jobs, 10), TB_TREE_WIDTH (Slurm's TreeWidth: fan-out of
-# the tree of slurmds that forwards a launch, 50 as Slurm's default). Needs root, iproute2,
-# util-linux (unshare, nsenter) and the Debian packages slurm-wlm, slurm-wlm-basic-plugins, munge.
+# the tree of slurmds that forwards a launch, 50 as Slurm's default), TB_TASK_PLUGIN (Slurm's
+# TaskPlugin, task/none; task/affinity makes srun --cpu-bind bind the tasks, with no binding
+# unless asked: TaskPluginParam=None). Needs root, iproute2,
+# util-linux (unshare, nsenter) and the Debian packages slurm-wlm, slurm-wlm-basic-plugins, munge,
+# openssh-server and openssh-client.
 
+TB_GIVEN=${TB_NAME:+1}   # a name from the environment: tb_claim keeps it
 TB_NAME=${TB_NAME:-umpitb}
 TB_DIR=${TB_DIR:-/tmp/$TB_NAME}
 TB_NODES=${TB_NODES:-2}
@@ -43,6 +56,8 @@ TB_NET=${TB_NET:-10.218.0}
 TB_PORT=${TB_PORT:-16830}
 TB_SLURMD_TIMEOUT=${TB_SLURMD_TIMEOUT:-10}
 TB_TREE_WIDTH=${TB_TREE_WIDTH:-50}
+TB_TASK_PLUGIN=${TB_TASK_PLUGIN:-task/none}
+TB_NET6=${TB_NET6:-fd00:$(echo "$TB_NET" | tr . :)}
 TB_CONF=$TB_DIR/etc/slurm.conf
 TB_BRIDGE=${TB_NAME}br
 TB_SELF=$(readlink -f "${BASH_SOURCE[0]}")
@@ -66,9 +81,16 @@ tb__spawn() {
 # TB_NAME=umpitbK, TB_NET=10.217.K, TB_PORT=16817+K for the first K in 0..9 whose lock
 # (/run/lock/umpitbK.lock, on fd 9) is free. Concurrent test runs on one machine then never share
 # names, addresses or ports; the leftovers of a crashed run of that instance are cleaned by tb_up.
+# A TB_NAME given in the environment is kept (its TB_NET and TB_PORT are the caller's to choose).
 tb_claim() {
     local k
     mkdir -p /run/lock
+    # TB_NAME (with TB_NET, TB_PORT) set by the caller: that instance, held by its own lock.
+    if [ -n "$TB_GIVEN" ]; then
+        exec 9>"/run/lock/$TB_NAME.lock" && flock -n 9 && return 0
+        tb_log "test bed instance $TB_NAME is in use"
+        return 1
+    fi
     for k in 0 1 2 3 4 5 6 7 8 9; do
         exec 9>"/run/lock/umpitb$k.lock" || continue
         if flock -n 9; then
@@ -92,12 +114,16 @@ tb_missing() {
             return
         }
     done
+    for c in /usr/sbin/sshd ssh ssh-keygen; do
+        command -v "$c" >/dev/null 2>&1 || { echo "no $c (apt-get install openssh-server openssh-client)"; return; }
+    done
     [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so ] || [ -n "$(find /usr/lib -name mpi_pmix.so 2>/dev/null | head -1)" ] ||
         { echo "no Slurm PMIx plugin mpi_pmix.so (apt-get install slurm-wlm-basic-plugins)"; return; }
     ip netns list >/dev/null 2>&1 || { echo "ip netns does not work here"; return; }
 }
 
 tb_node_ip() { echo "$TB_NET.$((10 + ${1#node}))"; }
+tb_node_ip6() { echo "$TB_NET6::$((10 + ${1#node}))"; }
 
 # Prints "SLURM_CONF=..." for eval/export by whoever runs Slurm commands against the test bed.
 tb_env() { echo "SLURM_CONF=$TB_CONF"; }
@@ -119,9 +145,10 @@ tb_exec() {
     nsenter -t "$pid" -m -u -i -n -p --wd="$PWD" -- "$@"
 }
 
-# Root-namespace pids of every process on NODE except its PID 1 (the reaper) and slurmd.
+# Root-namespace pids of every process on NODE except its PID 1 (the reaper), slurmd and the
+# listening sshd (a child of PID 1); ssh sessions (children of that sshd) are listed.
 tb_node_pids() {
-    local pid1 ns p
+    local pid1 ns p comm ppid
     pid1=$(tb_node_pid "$1")
     [ -n "$pid1" ] || return 0
     ns=$(readlink "/proc/$pid1/ns/pid")
@@ -129,7 +156,12 @@ tb_node_pids() {
         p=${p#/proc/}
         [ "$p" = "$pid1" ] && continue
         [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
-        case $(cat "/proc/$p/comm" 2>/dev/null) in slurmd|"") continue ;; esac
+        comm=$(cat "/proc/$p/comm" 2>/dev/null)
+        case $comm in slurmd|"") continue ;; esac
+        if [ "$comm" = sshd ]; then
+            ppid=$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null)
+            [ "$ppid" = "$pid1" ] && continue
+        fi
         echo "$p"
     done
 }
@@ -198,7 +230,13 @@ tb__node_main() {
     mount --bind "$nd/machine-id" /etc/machine-id || exit 1
     [ -e /var/lib/dbus/machine-id ] && mount --bind "$nd/machine-id" /var/lib/dbus/machine-id
     mount --bind "$TB_DIR/etc/hosts" /etc/hosts || exit 1
+    # ssh clients of this node read the test bed's configuration (tb__ssh_setup says why).
+    mount --bind "$TB_DIR/ssh/ssh_config" /etc/ssh/ssh_config || exit 1
+    [ -d /root/.ssh ] && { mount --bind "$TB_DIR/ssh/empty" /root/.ssh || exit 1; }
     slurmd -D -N "$node" -f "$TB_CONF" </dev/null >>"$nd/slurmd.out" 2>&1 &
+    # sshd re-executes itself, hence the absolute path; it writes its pid file once it listens.
+    /usr/sbin/sshd -D -e -f "$TB_DIR/ssh/sshd_config" -o "ListenAddress=$(tb_node_ip "$node")" \
+        -o "HostKey=$nd/ssh_host_ed25519_key" -o "PidFile=$nd/sshd.pid" </dev/null >>"$nd/sshd.out" 2>&1 &
     # bash reaps any child on SIGCHLD, including daemons reparented to us (slurmstepd).
     while :; do
         wait
@@ -236,7 +274,8 @@ SlurmctldLogFile=$TB_DIR/log/slurmctld.log
 SlurmdLogFile=$TB_DIR/nodes/%n/slurmd.log
 TmpFS=$TB_DIR/nodes/%n/tmp
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=$TB_TASK_PLUGIN
+TaskPluginParam=None
 SwitchType=switch/none
 MpiDefault=none
 SelectType=select/cons_tres
@@ -265,6 +304,63 @@ EOF
     echo "PartitionName=tb Nodes=node[1-$TB_NODES] Default=YES MaxTime=INFINITE State=UP" >>"$TB_CONF"
 }
 
+# ssh between the nodes, as root, with keys only. Generated here: one host key per node, a root
+# key pair, known_hosts naming every node (by name and address) with its key, an sshd_config and a
+# client ssh_config. The client side must find that key and those known hosts without reading or
+# changing the machine's /root/.ssh (which may not exist, or hold someone's real keys), and the
+# default launch agent is a bare `ssh -o BatchMode=yes`, so no -F or -i can be added: each node
+# bind-mounts TB_DIR/ssh/ssh_config over /etc/ssh/ssh_config in its own mount namespace (private,
+# so the machine's file is untouched), naming the key and known hosts by absolute path, and hides
+# an existing /root/.ssh under an empty folder, whose config would otherwise come first.
+# sshd: no PAM (nothing of the machine's login stack runs inside the namespaces), privilege
+# separation as packaged (its empty chroot /run/sshd, which Debian's service creates at start),
+# StrictModes off because the scratch folder lies under the world-writable /tmp.
+tb__ssh_setup() {
+    local sd=$TB_DIR/ssh n nd
+    mkdir -p "$sd/empty" /run/sshd || return 1
+    chmod 700 "$sd"
+    ssh-keygen -q -t ed25519 -N '' -C "root@$TB_NAME" -f "$sd/id_ed25519" || return 1
+    cp "$sd/id_ed25519.pub" "$sd/authorized_keys"
+    : >"$sd/known_hosts"
+    for n in $(seq 1 "$TB_NODES"); do
+        nd=$TB_DIR/nodes/node$n
+        mkdir -p "$nd"
+        ssh-keygen -q -t ed25519 -N '' -C "node$n" -f "$nd/ssh_host_ed25519_key" || return 1
+        echo "node$n,$(tb_node_ip node$n) $(cut -d' ' -f1-2 "$nd/ssh_host_ed25519_key.pub")" >>"$sd/known_hosts"
+    done
+    cat >"$sd/sshd_config" <<EOF
+# Written by test/slurm/testbed.sh; ListenAddress, HostKey and PidFile are given per node.
+Port 22
+AuthorizedKeysFile $sd/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+X11Forwarding no
+MaxStartups 200
+MaxSessions 200
+LogLevel ERROR
+EOF
+    # (also usable from the root namespace, which lacks the nodes' names: ssh -F this file)
+    cat >"$sd/ssh_config" <<EOF
+# Written by test/slurm/testbed.sh, mounted over /etc/ssh/ssh_config inside the nodes only.
+$(for n in $(seq 1 "$TB_NODES"); do printf 'Host node%s\n    HostName %s\n' "$n" "$(tb_node_ip node$n)"; done)
+Host *
+    IdentityFile $sd/id_ed25519
+    IdentitiesOnly yes
+    UserKnownHostsFile $sd/known_hosts
+    GlobalKnownHostsFile /dev/null
+    StrictHostKeyChecking yes
+    ConnectTimeout 10
+    LogLevel ERROR
+EOF
+}
+
 tb_up() {
     local n i node nd ip why
     why=$(tb_missing)
@@ -272,6 +368,7 @@ tb_up() {
     [ "$TB_NODES" -ge 1 ] && [ "$TB_NODES" -le 200 ] || { tb_log "TB_NODES=$TB_NODES: 1 to 200"; return 2; }
     tb_down
     tb__write_conf || return 1
+    tb__ssh_setup || { tb_log "cannot generate the ssh keys and configuration"; return 1; }
 
     # munge: a key of our own, its socket and files in the scratch folder.
     dd if=/dev/urandom of="$TB_DIR/etc/munge.key" bs=1024 count=1 status=none && chmod 400 "$TB_DIR/etc/munge.key"
@@ -289,6 +386,8 @@ tb_up() {
 
     ip link add "$TB_BRIDGE" type bridge && ip addr add "$TB_NET.1/24" dev "$TB_BRIDGE" &&
         ip link set "$TB_BRIDGE" up || { tb_log "cannot create bridge $TB_BRIDGE"; return 1; }
+    # IPv6 too where the machine has it (nodad: usable at once, no duplicate detection wait).
+    ip -6 addr add "$TB_NET6::1/64" dev "$TB_BRIDGE" nodad 2>/dev/null || tb_log "no IPv6 on the bridge"
     for n in $(seq 1 "$TB_NODES"); do
         node=node$n ns=$TB_NAME-$node ip=$(tb_node_ip $node) nd=$TB_DIR/nodes/$node
         mkdir -p "$nd/spool" "$nd/tmp"
@@ -300,6 +399,7 @@ tb_up() {
             ip -n "$ns" addr add "$ip/24" dev eth0 &&
             ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up ||
             { tb_log "cannot set up the network of $node"; return 1; }
+        ip -n "$ns" -6 addr add "$(tb_node_ip6 $node)/64" dev eth0 nodad 2>/dev/null
         # ip netns exec mounts a /sys of the namespace (UCX reads interfaces there); unshare adds
         # the other namespaces. PID 1 of the node is this script in tb__node_main.
         TB_DIR=$TB_DIR TB_NAME=$TB_NAME TB_NODES=$TB_NODES TB_NET=$TB_NET \
@@ -329,13 +429,28 @@ tb_up() {
         [ -d "/proc/$(cat "$TB_DIR/run/slurmctld.pid")" ] ||
             { tb_log "slurmctld died: $(tail -3 "$TB_DIR/log/slurmctld.out")"; return 1; }
         idle=$(SLURM_CONF=$TB_CONF timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
-        [ "$idle" -eq "$TB_NODES" ] && return 0
+        if [ "$idle" -eq "$TB_NODES" ]; then
+            tb__ssh_wait "$deadline" && return 0
+            return 1
+        fi
         sleep 0.1
     done
     tb_log "nodes not idle after 30 s:"
     SLURM_CONF=$TB_CONF sinfo -N >&2
     tail -5 "$TB_DIR/log/slurmctld.log" "$TB_DIR"/nodes/*/slurmd.log "$TB_DIR"/nodes/*/node.out >&2
     return 1
+}
+
+# Waits (until SECONDS reaches $1) for every node's sshd to listen: it writes its pid file then.
+tb__ssh_wait() {
+    local n nd
+    for n in $(seq 1 "$TB_NODES"); do
+        nd=$TB_DIR/nodes/node$n
+        while [ ! -s "$nd/sshd.pid" ]; do
+            [ $SECONDS -lt "$1" ] || { tb_log "sshd of node$n not up: $(tail -3 "$nd/sshd.out")"; return 1; }
+            sleep 0.02
+        done
+    done
 }
 
 # Command line (not when sourced).

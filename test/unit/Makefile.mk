@@ -124,3 +124,8 @@ test_unit_test_op_LDADD += -ldl
 if HAVE_CUDA_KERNELS
 src/cuda/test_unit_test_cuda_kern-kern_image.$(OBJEXT) src/cuda/test_unit_test_op-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
 endif
+
+# --- issue 6, part ssh: CPU sets the ranks publish (the node's CPUs, src/core/progress.c) ---
+check_PROGRAMS += test/unit/test_cpuset
+test_unit_test_cpuset_SOURCES = test/unit/test_cpuset.c src/core/cpuset.c test/unit/unit.h
+test_unit_test_cpuset_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)

@@ -2,10 +2,11 @@
  * A daemon of the launch tree: `mpirun --umpi-daemon ADDRS:PORT VERTEX TOKEN`, as the launch
  * agent of its parent started it on this host (tree.c explains the tree).
  *
- * It reaches its parent (trying each address in turn: some may be unreachable from here, or even
- * name an interface of this very host), says HELLO, receives the job description, computes the
- * map as the head did, and then is what mpirun is on one machine for the ranks of its node, with
- * its children daemons started first: PMIx server, fork, output, exits; all reported upward.
+ * It reaches its parent (trying each address in turn, IPv4 or IPv6: some may be unreachable
+ * from here, or even name an interface of this very host), says HELLO, receives the job
+ * description, computes the map as the head did, and then is what mpirun is on one machine for
+ * the ranks of its node, with its children daemons started first: PMIx server, fork, output,
+ * exits; all reported upward.
  */
 #include "mpirun.h"
 #include "wire.h"
@@ -13,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -81,24 +83,20 @@ static int write_full(int fd, const char *p, size_t len)
     return 0;
 }
 
-/* One attempt at addr:port: connect, HELLO, LAUNCH. The connected fd, or -1 with errno set. */
-static int try_parent(const char *addr, int port, const struct mpirun_wbuf *hello, char **frame,
-                      size_t *frame_len)
+/* One attempt at one socket address: connect, HELLO, LAUNCH. The connected fd, or -1 with errno
+ * set. */
+static int try_sockaddr(const struct sockaddr *sa, socklen_t salen, const struct mpirun_wbuf *hello,
+                        char **frame, size_t *frame_len)
 {
-    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     char hdr[MPIRUN_HDR_LEN];
     uint32_t len, type, dest;
     int fd, err = 0;
     socklen_t elen = sizeof(err);
 
-    if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1) {
-        errno = EINVAL;
-        return -1;
-    }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -1;
-    if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 && errno != EINPROGRESS)
+    if (connect(fd, sa, salen) < 0 && errno != EINPROGRESS)
         goto fail;
     if (wait_fd(fd, POLLOUT, CONNECT_TIMEOUT_MS) < 0)
         goto fail;
@@ -130,13 +128,37 @@ fail:
     return -1;
 }
 
+/* addr (IPv4, IPv6, or a name: UMPI_LAUNCH_ADDRESS may give one) at port, each address it
+ * resolves to in turn. The connected fd, or -1 with a reason in why. */
+static int try_parent(const char *addr, const char *port, const struct mpirun_wbuf *hello,
+                      char **frame, size_t *frame_len, char *why, size_t whylen)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_NUMERICSERV };
+    struct addrinfo *res = NULL;
+    int rc, fd = -1;
+
+    rc = getaddrinfo(addr, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        return -1;
+    }
+    for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = try_sockaddr(ai->ai_addr, ai->ai_addrlen, hello, frame, frame_len);
+        if (fd < 0)
+            snprintf(why, whylen, "%s", strerror(errno));
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
 /* The connection to the parent, trying each address of "a,b,c:port". */
 static int reach_parent(const char *uri, int vertex, const char *token, char **frame,
                         size_t *frame_len)
 {
     const char *colon = strrchr(uri, ':');
     struct mpirun_wbuf hello;
-    char addrs[1024], why[2048] = "", *save = NULL, *addr;
+    char addrs[1024], why[2048] = "", pbuf[16], *save = NULL, *addr;
     size_t off = 0;
     int port, fd = -1;
 
@@ -154,12 +176,15 @@ static int reach_parent(const char *uri, int vertex, const char *token, char **f
         mpirun_error("out of memory");
         return -1;
     }
+    snprintf(pbuf, sizeof(pbuf), "%d", port);
     for (addr = strtok_r(addrs, ",", &save); addr != NULL && fd < 0;
          addr = strtok_r(NULL, ",", &save)) {
-        fd = try_parent(addr, port, &hello, frame, frame_len);
+        char one[256] = "";
+
+        fd = try_parent(addr, pbuf, &hello, frame, frame_len, one, sizeof(one));
         if (fd < 0 && off < sizeof(why))
             off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%s: %s", off ? ", " : "",
-                                    addr, strerror(errno));
+                                    addr, one);
     }
     if (fd < 0)
         mpirun_error("cannot reach the parent umpi process on port %d (%s)", port, why);

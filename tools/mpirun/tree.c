@@ -10,12 +10,13 @@
  *                     |                            \------ daemon 4 ...
  *                     \-------- TCP ---- daemon 2 ---- daemon 5 ...
  *
- * Start: every vertex with children listens on a TCP port (any address) and starts each child
- * with the launch agent: `AGENT... HOST MPIRUN --umpi-daemon ADDRS:PORT VERTEX TOKEN`. The child
- * connects back (trying each of our addresses), says HELLO with its vertex and the job's random
- * token, and gets LAUNCH, the job description, from which it computes the same map as everyone;
- * it then starts its own children the same way (before its ranks, which start while they come
- * up). So a level of the tree starts in parallel and the head waits for about depth agent starts.
+ * Start: every vertex with children listens on a TCP port (any address, IPv4 and IPv6) and
+ * starts each child with the launch agent: `AGENT... HOST MPIRUN --umpi-daemon ADDRS:PORT VERTEX
+ * TOKEN`. The child connects back (trying each of our addresses), says HELLO with its vertex and
+ * the job's random token, and gets LAUNCH, the job description, from which it computes the same
+ * map as everyone; it then starts its own children the same way (before its ranks, which start
+ * while they come up). So a level of the tree starts in parallel and the head waits for about
+ * depth agent starts.
  *
  * Running: messages going up (output, exits, aborts, fence contributions, errors) are relayed by
  * every daemon to its parent unchanged, except fences: a vertex waits for its own node's part and
@@ -94,6 +95,7 @@ struct mpirun_tree {
     char *daemon_path;
     char token[33];
     char uri[1024];               /* "addr,addr,...:port" for our children */
+    int dual_stack;               /* we listen on IPv6 too (make_uri may name IPv6 addresses) */
     struct evconnlistener *listener;
     struct link *child;
     int nchild, first_child;
@@ -619,7 +621,19 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct soc
 
 /* ---- starting our children ---------------------------------------------------------------------- */
 
-/* "a,b,c:port": our IPv4 addresses, loopback last, unless UMPI_LAUNCH_ADDRESS named one. */
+/* Whether an address is one a daemon on another host may reach us by: not link-local IPv6
+ * (meaningless without the interface, whose name is ours), not an IPv4-mapped one. */
+static int reachable6(const struct in6_addr *a)
+{
+    return !IN6_IS_ADDR_LINKLOCAL(a) && !IN6_IS_ADDR_V4MAPPED(a) && !IN6_IS_ADDR_UNSPECIFIED(a);
+}
+
+/*
+ * "a,b,c:port": our addresses, IPv4 first (the usual network), then IPv6, loopback ones last;
+ * or UMPI_LAUNCH_ADDRESS (an address of either family, or a name the daemons resolve). The port
+ * is after the last ':', so IPv6 addresses go as they are: no brackets, which a remote shell
+ * would take for a glob pattern.
+ */
 static int make_uri(struct mpirun_tree *t, int port, const char *fixed)
 {
     struct ifaddrs *ifs = NULL;
@@ -634,15 +648,25 @@ static int make_uri(struct mpirun_tree *t, int port, const char *fixed)
         mpirun_error("getifaddrs: %s", strerror(errno));
         return -1;
     }
-    for (int loop = 0; loop < 2; loop++) {
-        for (struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next) {
-            char addr[INET_ADDRSTRLEN];
+    /* passes: IPv4, IPv6, loopback IPv4, loopback IPv6 */
+    for (int pass = 0; pass < 4; pass++) {
+        int family = pass % 2 ? AF_INET6 : AF_INET, loop = pass >= 2;
 
-            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET ||
+        for (struct ifaddrs *i = ifs; i != NULL; i = i->ifa_next) {
+            char addr[INET6_ADDRSTRLEN];
+            const void *raw;
+
+            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family ||
                 !(i->ifa_flags & IFF_UP) || !!(i->ifa_flags & IFF_LOOPBACK) != loop)
                 continue;
-            inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, addr,
-                      sizeof(addr));
+            if (family == AF_INET) {
+                raw = &((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+            } else {
+                raw = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+                if (!t->dual_stack || !reachable6(raw))
+                    continue;
+            }
+            inet_ntop(family, raw, addr, sizeof(addr));
             if (off + strlen(addr) + 16 >= sizeof(t->uri))
                 break;
             off += (size_t)snprintf(t->uri + off, sizeof(t->uri) - off, "%s%s", n++ ? "," : "",
@@ -654,6 +678,37 @@ static int make_uri(struct mpirun_tree *t, int port, const char *fixed)
         off += (size_t)snprintf(t->uri + off, sizeof(t->uri) - off, "127.0.0.1");
     snprintf(t->uri + off, sizeof(t->uri) - off, ":%d", port);
     return 0;
+}
+
+/* A listening socket on every address of both families (an IPv6 socket that also takes IPv4,
+ * as mapped addresses), or IPv4 only where IPv6 is absent; *dual says which. The fd, or -1. */
+static int listen_any(int *dual)
+{
+    struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
+    int off = 0, on = 1, fd;
+
+    fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd >= 0 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) == 0 &&
+        bind(fd, (struct sockaddr *)&sin6, sizeof(sin6)) == 0 && listen(fd, 128) == 0) {
+        *dual = 1;
+        return fd;
+    }
+    if (fd >= 0)
+        close(fd);
+    *dual = 0;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 128) < 0) {
+        int err = errno;
+
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
 }
 
 static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
@@ -719,8 +774,9 @@ static pid_t spawn_agent(struct mpirun_tree *t, int v)
 static int start_children(struct mpirun_tree *t, const char *fixed_addr)
 {
     struct mpirun_job *job = t->job;
-    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
-    socklen_t slen = sizeof(sin);
+    struct sockaddr_storage ss;
+    socklen_t slen = sizeof(ss);
+    int fd, port;
     struct timeval tv = { .tv_sec = t->timeout_s };
 
     t->first_child = t->fanout * job->vertex + 1;
@@ -733,16 +789,21 @@ static int start_children(struct mpirun_tree *t, const char *fixed_addr)
     if (t->child == NULL)
         return -1;
 
-    t->listener = evconnlistener_new_bind(job->base, on_accept, t,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC |
-                                          LEV_OPT_REUSEABLE, 128, (struct sockaddr *)&sin,
-                                          sizeof(sin));
+    fd = listen_any(&t->dual_stack);
+    t->listener = NULL;
+    if (fd >= 0)
+        t->listener = evconnlistener_new(job->base, on_accept, t,
+                                         LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
     if (t->listener == NULL) {
         mpirun_error("cannot listen for the umpi daemons: %s", strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
-    getsockname(evconnlistener_get_fd(t->listener), (struct sockaddr *)&sin, &slen);
-    if (make_uri(t, ntohs(sin.sin_port), fixed_addr) < 0)
+    getsockname(fd, (struct sockaddr *)&ss, &slen);
+    port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
+    if (make_uri(t, port, fixed_addr) < 0)
         return -1;
 
     for (int i = 0; i < t->nchild; i++) {
