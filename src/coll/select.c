@@ -152,6 +152,14 @@ static double umpi__lg(int p)
     return p > 1 ? (double) umpi_coll_log2(umpi_coll_pow2_ceil(p)) : 0.0;
 }
 
+/* floor(log2 p): the rounds among the largest power of two of members, which the algorithms that
+ * fold the others in first (recursive doubling, Rabenseifner) run (part net: their formulas counted
+ * ceil(log2 p) rounds there, one round too many for every p not a power of two) */
+static double umpi__lg_floor(int p)
+{
+    return p > 1 ? (double) umpi_coll_log2(p) : 0.0;
+}
+
 /* ---- cost formulas (p members, n bytes) ----------------------------------------------------------- */
 
 static double umpi__cost_dissemination(const umpi_coll_cost_t *c, int p, double n)
@@ -170,7 +178,7 @@ static double umpi__cost_recursive_doubling_reduce(const umpi_coll_cost_t *c, in
     /* log p exchanges of n bytes, each followed by a reduction; a non-power-of-two size adds a
      * step before and after */
     double extra = (p & (p - 1)) ? 2 * (c->alpha + n * c->beta) + n * c->gamma : 0;
-    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
+    return umpi__lg_floor(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
 }
 
 /* Hierarchical: a node phase among max_ppn members over shared memory, an inter-node phase among
@@ -332,8 +340,10 @@ static double umpi__cost_allreduce_ring(const umpi_coll_cost_t *c, int p, double
 
 static double umpi__cost_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
 {
-    double f = (double) (p - 1) / p;
-    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+    /* halving and doubling among q = 2^floor(log2 p), the others folded in before and out after */
+    int q = p > 1 ? 1 << umpi_coll_log2(p) : 1;
+    double f = (double) (q - 1) / q;
+    return 2 * umpi__lg_floor(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
            umpi__fold(c, p, n, 0);
 }
 
