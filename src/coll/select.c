@@ -17,10 +17,10 @@
  * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
-#include "coll/umpi_coll_internal.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "netmod/ucx/umpi_ucx.h"
+#include "pmi/umpi_pmi.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -53,10 +53,12 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
  * instead (ucp_ep_evaluate_perf: the latency and bandwidth of the transports it chose for the
  * endpoint, no message sent) on MPI_COMM_WORLD rank 0's endpoint to the first rank of another
  * node: alpha is its time for 8 bytes, beta the slope between 1 and 4 MiB. Every process must
- * price alike (they must all choose the same algorithm), so rank 0 broadcasts its values at
- * MPI_Init; on one node nothing is asked or sent. */
+ * price alike (they must all choose the same algorithm), so rank 0 publishes its values through
+ * the process manager and every process reads them after one more fence at MPI_Init; on one node
+ * nothing is asked or exchanged. */
 #define UMPI__NET_BUILTIN_ALPHA 2.0
 #define UMPI__NET_BUILTIN_BW 11000.0
+#define UMPI__NET_KEY "umpi.coll.net"
 
 static int umpi__net_parse(const char *s, double *alpha, double *bw)
 {
@@ -104,24 +106,37 @@ int umpi_coll_net_setup(int world_rank, int world_size)
     if (other < 0)
         return MPI_SUCCESS;
     double v[2] = {alpha, bw};
+    umpi_status_t st = UMPI_OK;
     if (world_rank == 0) {
         static const size_t sizes[3] = {8, 1 << 20, 4 << 20};
         double t[3];
-        umpi_status_t st = umpi_ucx_estimate(other, sizes, t, 3);
+        st = umpi_ucx_estimate(other, sizes, t, 3);
         double slope = st == UMPI_OK ? (t[2] - t[1]) / (double) (sizes[2] - sizes[1]) : 0;
         if (st == UMPI_OK && isfinite(t[0]) && t[0] >= 0 && isfinite(slope) && slope > 0) {
             v[0] = t[0];
             v[1] = 1.0 / slope;
         } else {
+            /* an unreachable peer is reported by the call that first talks to it, not here */
             umpi_debug(1, "UCX gave no usable estimate for rank %d (%s); the built-in network guess stays", other,
                        st == UMPI_OK ? "not increasing with size" : umpi_status_string(st));
         }
+        st = umpi_pmi_put(UMPI__NET_KEY, v, sizeof(v));
     }
-    umpi_coll_grp_t g;
-    umpi_coll_grp_of_comm(&g, &umpi_comm_world);
-    umpi_status_t st = umpi_coll_bcast(&g, v, sizeof(v), 0);
-    if (st != UMPI_OK)
-        return umpi_err_from_status(st, "agreeing on the network's latency and bandwidth for the collectives failed");
+    /* through the process manager, not UCX: MPI_Init must not need a path between nodes that the
+     * application's own messages may never take (UCX_TLS=sm,self across nodes fails at the first
+     * such message, naming its call) */
+    if (st == UMPI_OK)
+        st = umpi_pmi_fence();
+    void *got = NULL;
+    size_t len = 0;
+    if (st == UMPI_OK)
+        st = umpi_pmi_get(0, UMPI__NET_KEY, &got, &len);
+    if (st == UMPI_OK && len == sizeof(v))
+        memcpy(v, got, sizeof(v));
+    free(got);
+    if (st != UMPI_OK || len != sizeof(v))
+        return umpi_err_from_status(st != UMPI_OK ? st : UMPI_ERR_INTERN,
+                                    "agreeing on the network's latency and bandwidth for the collectives failed");
     umpi__net_set(v[0], v[1], "UCX's estimate, from rank 0");
     return MPI_SUCCESS;
 }
