@@ -12,8 +12,8 @@
  * its network link and, in the bandwidth-bound algorithms, all send at once), so every round is
  * charged as if it crossed the network. A hierarchical formula adds its node phases (max_ppn
  * members, SHM parameters) and its leaders' phase (nnodes members, NET parameters unshared) from
- * umpi_coll_shape. The NET values are a guess for 100 Gb/s InfiniBand, not a measurement: the
- * crossovers across nodes are only as good as that guess. UMPI_DEBUG=2 prints every candidate of
+ * umpi_coll_shape. The NET values are UCX's own estimate for the link (part net, below; the
+ * compiled-in InfiniBand guess with UMPI_COLL_NET_COST=builtin). UMPI_DEBUG=2 prints every candidate of
  * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
