@@ -25,3 +25,6 @@ bench:
 
 # --- issue 6, part bed: start-up and allreduce on the Slurm test bed (run from the source tree: it needs test/slurm) ---
 EXTRA_DIST += bench/init_time.c bench/slurm_startup
+
+# --- issue 6, part net: point-to-point and allreduce across the test bed's nodes (run from the source tree) ---
+EXTRA_DIST += bench/slurm_net
