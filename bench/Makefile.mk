@@ -28,3 +28,5 @@ EXTRA_DIST += bench/init_time.c bench/slurm_startup
 
 # --- issue 6, part ssh: mpirun --hostfile over real ssh on the Slurm test bed (run from the source tree) ---
 EXTRA_DIST += bench/hostfile_startup
+# --- issue 6, part net: point-to-point and allreduce across the test bed's nodes (run from the source tree) ---
+EXTRA_DIST += bench/slurm_net

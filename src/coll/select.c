@@ -12,15 +12,19 @@
  * its network link and, in the bandwidth-bound algorithms, all send at once), so every round is
  * charged as if it crossed the network. A hierarchical formula adds its node phases (max_ppn
  * members, SHM parameters) and its leaders' phase (nnodes members, NET parameters unshared) from
- * umpi_coll_shape. The NET values are a guess for 100 Gb/s InfiniBand, not a measurement: the
- * crossovers across nodes are only as good as that guess. UMPI_DEBUG=2 prints every candidate of
+ * umpi_coll_shape. The NET values are UCX's own estimate for the link (part net, below; the
+ * compiled-in InfiniBand guess with UMPI_COLL_NET_COST=builtin). UMPI_DEBUG=2 prints every candidate of
  * each call with its estimate (and the usable() refusals), UMPI_DEBUG=1 the choice.
  */
 #include "coll/umpi_coll.h"
 #include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
+#include "netmod/ucx/umpi_ucx.h"
+#include "pmi/umpi_pmi.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* SHM: measured by bench/coll_params on the 2-core development VM (2 ranks, umpi, best of 9):
@@ -40,6 +44,103 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
     [UMPI_LINK_NET] = {.alpha = 2.0, .beta = 1.0 / 11000.0, .gamma = 1.0 / 29000.0, .post = 2.0,
                        .beta_cached = 1.0 / 11000.0},
 };
+
+/* ---- the NET parameters of this job (issue 6, part net) -------------------------------------------
+ * The compiled-in NET values above are a guess for InfiniBand. Across the Slurm test bed's veth/TCP
+ * links UCX itself estimates 5.3 us and 1190 MB/s (and measured latency is 7-20 us, bandwidth
+ * 1-1.7 GB/s: bench/NOTES.md, part net), i.e. a latency 2.6x and a time per byte 9x the guess:
+ * with the guess, every crossover between a latency-bound and a bandwidth-bound algorithm across
+ * nodes sits at the wrong size. UMPI_COLL_NET_COST=auto (the default) takes UCX's own estimate
+ * instead (ucp_ep_evaluate_perf: the latency and bandwidth of the transports it chose for the
+ * endpoint, no message sent) on MPI_COMM_WORLD rank 0's endpoint to the first rank of another
+ * node: alpha is its time for 8 bytes, beta the slope between 1 and 4 MiB. Every process must
+ * price alike (they must all choose the same algorithm), so rank 0 publishes its values through
+ * the process manager and every process reads them after one more fence at MPI_Init; on one node
+ * nothing is asked or exchanged. */
+#define UMPI__NET_BUILTIN_ALPHA 2.0
+#define UMPI__NET_BUILTIN_BW 11000.0
+#define UMPI__NET_KEY "umpi.coll.net"
+
+static int umpi__net_parse(const char *s, double *alpha, double *bw)
+{
+    char *end;
+    *alpha = strtod(s, &end);
+    if (end == s || *end != ',')
+        return -1;
+    const char *b = end + 1;
+    *bw = strtod(b, &end);
+    if (end == b || *end != '\0')
+        return -1;
+    return isfinite(*alpha) && isfinite(*bw) && *alpha >= 0 && *bw > 0 ? 0 : -1;
+}
+
+static void umpi__net_set(double alpha, double bw, const char *from)
+{
+    umpi_coll_cost_t *net = &umpi_coll_cost[UMPI_LINK_NET];
+    net->alpha = net->post = alpha;
+    net->beta = net->beta_cached = 1.0 / bw;
+    umpi_debug(1, "collectives across nodes: latency %.3f us, bandwidth %.0f MB/s (%s)", alpha, bw, from);
+}
+
+int umpi_coll_net_setup(int world_rank, int world_size)
+{
+    const char *knob = umpi_config.coll_net_cost;
+    double alpha = UMPI__NET_BUILTIN_ALPHA, bw = UMPI__NET_BUILTIN_BW;
+    if (strcmp(knob, "builtin") == 0) {
+        umpi__net_set(alpha, bw, "UMPI_COLL_NET_COST=builtin");
+        return MPI_SUCCESS;
+    }
+    if (strcmp(knob, "auto") != 0) {
+        if (umpi__net_parse(knob, &alpha, &bw) != 0)
+            return umpi_err_create(MPI_ERR_ARG,
+                                   "UMPI_COLL_NET_COST='%s': expected auto, builtin or LATENCY_US,BANDWIDTH_MBS "
+                                   "(a latency >= 0 and a bandwidth > 0, e.g. 20,1200)",
+                                   knob);
+        umpi__net_set(alpha, bw, "UMPI_COLL_NET_COST");
+        return MPI_SUCCESS;
+    }
+    /* auto: the first rank on another node than rank 0; none, one node: nothing to price */
+    int node0 = umpi_coll_node_of(0), other = -1;
+    for (int r = 1; r < world_size && other < 0; r++)
+        if (umpi_coll_node_of(r) != node0)
+            other = r;
+    if (other < 0)
+        return MPI_SUCCESS;
+    double v[2] = {alpha, bw};
+    umpi_status_t st = UMPI_OK;
+    if (world_rank == 0) {
+        static const size_t sizes[3] = {8, 1 << 20, 4 << 20};
+        double t[3];
+        st = umpi_ucx_estimate(other, sizes, t, 3);
+        double slope = st == UMPI_OK ? (t[2] - t[1]) / (double) (sizes[2] - sizes[1]) : 0;
+        if (st == UMPI_OK && isfinite(t[0]) && t[0] >= 0 && isfinite(slope) && slope > 0) {
+            v[0] = t[0];
+            v[1] = 1.0 / slope;
+        } else {
+            /* an unreachable peer is reported by the call that first talks to it, not here */
+            umpi_debug(1, "UCX gave no usable estimate for rank %d (%s); the built-in network guess stays", other,
+                       st == UMPI_OK ? "not increasing with size" : umpi_status_string(st));
+        }
+        st = umpi_pmi_put(UMPI__NET_KEY, v, sizeof(v));
+    }
+    /* through the process manager, not UCX: MPI_Init must not need a path between nodes that the
+     * application's own messages may never take (UCX_TLS=sm,self across nodes fails at the first
+     * such message, naming its call) */
+    if (st == UMPI_OK)
+        st = umpi_pmi_fence();
+    void *got = NULL;
+    size_t len = 0;
+    if (st == UMPI_OK)
+        st = umpi_pmi_get(0, UMPI__NET_KEY, &got, &len);
+    if (st == UMPI_OK && len == sizeof(v))
+        memcpy(v, got, sizeof(v));
+    free(got);
+    if (st != UMPI_OK || len != sizeof(v))
+        return umpi_err_from_status(st != UMPI_OK ? st : UMPI_ERR_INTERN,
+                                    "agreeing on the network's latency and bandwidth for the collectives failed");
+    umpi__net_set(v[0], v[1], "UCX's estimate, from rank 0");
+    return MPI_SUCCESS;
+}
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
  * yields, so a message's start-up is the hand-off to the rank that sends it, and the transfers of
@@ -67,6 +168,14 @@ static double umpi__lg(int p)
     return p > 1 ? (double) umpi_coll_log2(umpi_coll_pow2_ceil(p)) : 0.0;
 }
 
+/* floor(log2 p): the rounds among the largest power of two of members, which the algorithms that
+ * fold the others in first (recursive doubling, Rabenseifner) run (part net: their formulas counted
+ * ceil(log2 p) rounds there, one round too many for every p not a power of two) */
+static double umpi__lg_floor(int p)
+{
+    return p > 1 ? (double) umpi_coll_log2(p) : 0.0;
+}
+
 /* ---- cost formulas (p members, n bytes) ----------------------------------------------------------- */
 
 static double umpi__cost_dissemination(const umpi_coll_cost_t *c, int p, double n)
@@ -85,7 +194,7 @@ static double umpi__cost_recursive_doubling_reduce(const umpi_coll_cost_t *c, in
     /* log p exchanges of n bytes, each followed by a reduction; a non-power-of-two size adds a
      * step before and after */
     double extra = (p & (p - 1)) ? 2 * (c->alpha + n * c->beta) + n * c->gamma : 0;
-    return umpi__lg(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
+    return umpi__lg_floor(p) * (c->alpha + n * c->beta + n * c->gamma) + extra;
 }
 
 /* Hierarchical: a node phase among max_ppn members over shared memory, an inter-node phase among
@@ -247,8 +356,10 @@ static double umpi__cost_allreduce_ring(const umpi_coll_cost_t *c, int p, double
 
 static double umpi__cost_allreduce_rabenseifner(const umpi_coll_cost_t *c, int p, double n)
 {
-    double f = (double) (p - 1) / p;
-    return 2 * umpi__lg(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
+    /* halving and doubling among q = 2^floor(log2 p), the others folded in before and out after */
+    int q = p > 1 ? 1 << umpi_coll_log2(p) : 1;
+    double f = (double) (q - 1) / q;
+    return 2 * umpi__lg_floor(p) * c->alpha + 2 * n * f * c->beta + n * f * c->gamma + umpi__fold(c, p, n, c->gamma) +
            umpi__fold(c, p, n, 0);
 }
 

@@ -164,6 +164,9 @@ const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kin
 /* Link class between the members of v (SHM when all of them share a node). */
 umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
 extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
+/* Sets the NET parameters from UMPI_COLL_NET_COST (part net: by default UCX's estimate, which world
+ * rank 0 broadcasts); called by MPI_Init after the address exchange, by every process. */
+int umpi_coll_net_setup(int world_rank, int world_size);
 /* The shape of the communicator of the call being chosen for (set by the driver before the
  * algorithms' cost formulas run), for the formulas of hierarchical algorithms. */
 typedef struct {

@@ -6,6 +6,7 @@
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
+#include "coll/umpi_coll.h"
 #include "coll/umpi_sched.h"
 #include "core/umpi_attr.h"
 #include "core/umpi_err.h"
@@ -89,6 +90,9 @@ static int umpi__init(int required, int *provided)
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");
     umpi_progress_node_cpus();
+    int err = umpi_coll_net_setup(pmi.rank, pmi.size);
+    if (err != MPI_SUCCESS)
+        return err;
 
     umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
     umpi_global.state = UMPI_STATE_INITIALIZED;

@@ -7,6 +7,10 @@
 build coll_model
 for k in BARRIER BCAST ALLREDUCE REDUCE ALLGATHER; do export UMPI_${k}_ALGORITHM=auto; done
 unset UMPI_COLL_RANKS_PER_NODE
+# The declared nodes share this machine, and UCX's estimate of the link between them (the default,
+# UMPI_COLL_NET_COST=auto) is shared memory, where flat algorithms rightly win: price the network
+# as the built-in InfiniBand guess, which these choices are about (issue 6, part net).
+export UMPI_COLL_NET_COST=builtin
 
 # choice KIND: the algorithm rank 0 reported for KIND on MPI_COMM_WORLD
 choice() {

@@ -124,6 +124,24 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep)
     return UMPI_OK;
 }
 
+umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n)
+{
+    ucp_ep_h ep;
+    umpi_status_t rc = umpi_ucx_ep(world_rank, &ep);
+    if (rc != UMPI_OK)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        ucp_ep_evaluate_perf_param_t param = {.field_mask = UCP_EP_PERF_PARAM_FIELD_MESSAGE_SIZE,
+                                              .message_size = sizes[i]};
+        ucp_ep_evaluate_perf_attr_t attr = {.field_mask = UCP_EP_PERF_ATTR_FIELD_ESTIMATED_TIME};
+        ucs_status_t st = ucp_ep_evaluate_perf(ep, &param, &attr);
+        if (st != UCS_OK)
+            return umpi_ucx_status(st, "ucp_ep_evaluate_perf");
+        us[i] = attr.estimated_time * 1e6;
+    }
+    return UMPI_OK;
+}
+
 static void umpi__wait_ucx(void *req)
 {
     if (req == NULL || UCS_PTR_IS_ERR(req))

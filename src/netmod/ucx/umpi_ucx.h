@@ -63,6 +63,11 @@ umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what);
 
 umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep);
 
+/* UCX's own estimate (ucp_ep_evaluate_perf: its transports' latency and bandwidth, no message
+ * sent) of the time one message of each size in sizes[0..n-1] takes to world_rank, in us; the
+ * endpoint is created if it was not. */
+umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n);
+
 /* The endpoint to a world rank, created on first use. */
 static inline umpi_status_t umpi_ucx_ep(int world_rank, ucp_ep_h *ep)
 {
