@@ -57,6 +57,7 @@ TB_PORT=${TB_PORT:-16830}
 TB_SLURMD_TIMEOUT=${TB_SLURMD_TIMEOUT:-10}
 TB_TREE_WIDTH=${TB_TREE_WIDTH:-50}
 TB_TASK_PLUGIN=${TB_TASK_PLUGIN:-task/none}
+TB_NET6_GIVEN=${TB_NET6:+1}  # else derived from TB_NET, here and again by tb_claim
 TB_NET6=${TB_NET6:-fd00:$(echo "$TB_NET" | tr . :)}
 TB_CONF=$TB_DIR/etc/slurm.conf
 TB_BRIDGE=${TB_NAME}br
@@ -96,6 +97,8 @@ tb_claim() {
         if flock -n 9; then
             TB_NAME=umpitb$k TB_NET=10.217.$k TB_PORT=$((16817 + k))
             TB_DIR=/tmp/$TB_NAME TB_CONF=$TB_DIR/etc/slurm.conf TB_BRIDGE=${TB_NAME}br
+            # concurrent instances must not share the IPv6 prefix either
+            [ -n "$TB_NET6_GIVEN" ] || TB_NET6=fd00:$(echo "$TB_NET" | tr . :)
             return 0
         fi
     done
