@@ -106,7 +106,7 @@ int umpi_coll_net_setup(int world_rank, int world_size)
             other = r;
     if (other < 0)
         return MPI_SUCCESS;
-    double v[2] = {alpha, bw};
+    double v[3] = {alpha, bw, 0}; /* v[2]: 1 when rank 0 made an endpoint to `other` for it */
     umpi_status_t st = UMPI_OK;
     if (world_rank == 0) {
         static const size_t sizes[3] = {8, 1 << 20, 4 << 20};
@@ -121,6 +121,7 @@ int umpi_coll_net_setup(int world_rank, int world_size)
             umpi_debug(1, "UCX gave no usable estimate for rank %d (%s); the built-in network guess stays", other,
                        st == UMPI_OK ? "not increasing with size" : umpi_status_string(st));
         }
+        v[2] = st == UMPI_OK;
         st = umpi_pmi_put(UMPI__NET_KEY, v, sizeof(v));
     }
     /* through the process manager, not UCX: MPI_Init must not need a path between nodes that the
@@ -138,6 +139,13 @@ int umpi_coll_net_setup(int world_rank, int world_size)
     if (st != UMPI_OK || len != sizeof(v))
         return umpi_err_from_status(st != UMPI_OK ? st : UMPI_ERR_INTERN,
                                     "agreeing on the network's latency and bandwidth for the collectives failed");
+    /* rank 0's endpoint to `other` is half made (its wire-up waits for other's progress): one
+     * message each way finishes it now, while both are here (umpi_ucx_handshake says why) */
+    if (v[2] != 0 && (world_rank == 0 || world_rank == other)) {
+        st = umpi_ucx_handshake(world_rank == 0 ? other : 0, world_rank == 0);
+        if (st != UMPI_OK)
+            return umpi_err_from_status(st, "connecting to the rank whose link priced the network");
+    }
     umpi__net_set(v[0], v[1], "UCX's estimate, from rank 0");
     return MPI_SUCCESS;
 }

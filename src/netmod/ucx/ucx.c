@@ -124,6 +124,63 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep)
     return UMPI_OK;
 }
 
+umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n)
+{
+    ucp_ep_h ep;
+    umpi_status_t rc = umpi_ucx_ep(world_rank, &ep);
+    if (rc != UMPI_OK)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        ucp_ep_evaluate_perf_param_t param = {.field_mask = UCP_EP_PERF_PARAM_FIELD_MESSAGE_SIZE,
+                                              .message_size = sizes[i]};
+        ucp_ep_evaluate_perf_attr_t attr = {.field_mask = UCP_EP_PERF_ATTR_FIELD_ESTIMATED_TIME};
+        ucs_status_t st = ucp_ep_evaluate_perf(ep, &param, &attr);
+        if (st != UCS_OK)
+            return umpi_ucx_status(st, "ucp_ep_evaluate_perf");
+        us[i] = attr.estimated_time * 1e6;
+    }
+    return UMPI_OK;
+}
+
+/* Waits for a request of ours without a callback; NULL: done at once. */
+static umpi_status_t umpi__wait_status(ucs_status_ptr_t sp, const char *what)
+{
+    ucs_status_t st;
+    if (sp == NULL)
+        return UMPI_OK;
+    if (UCS_PTR_IS_ERR(sp))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
+    while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS)
+        ucp_worker_progress(umpi_ucx.worker);
+    ucp_request_free(sp);
+    return st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, what);
+}
+
+/*
+ * One empty message each way between this process and peer, on a tag no communicator uses (the
+ * internal bit under the last context id), so that the endpoints of both are wired up before
+ * anything else: the network estimate leaves rank 0 an endpoint whose wire-up needs the peer's
+ * progress, and a peer that made no other call until MPI_Finalize would leave rank 0's final flush
+ * waiting for it while it waits in the fence (seen with mpirun across hosts and under srun).
+ */
+umpi_status_t umpi_ucx_handshake(int peer, int first)
+{
+    const ucp_tag_t tag = ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) |
+                          UMPI_UCX_INTERNAL_BIT;
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(1)};
+    char out = 0, in = 0;
+    ucp_ep_h ep;
+    umpi_status_t rc = umpi_ucx_ep(peer, &ep);
+    for (int step = 0; step < 2 && rc == UMPI_OK; step++) {
+        if ((step == 0) == (first != 0))
+            rc = umpi__wait_status(ucp_tag_send_nbx(ep, &out, 1, tag, &p), "ucp_tag_send_nbx (wire-up)");
+        else
+            rc = umpi__wait_status(ucp_tag_recv_nbx(umpi_ucx.worker, &in, 1, tag, ~(ucp_tag_t) 0, &p),
+                                   "ucp_tag_recv_nbx (wire-up)");
+    }
+    return rc;
+}
+
 static void umpi__wait_ucx(void *req)
 {
     if (req == NULL || UCS_PTR_IS_ERR(req))
@@ -131,38 +188,6 @@ static void umpi__wait_ucx(void *req)
     while (ucp_request_check_status(req) == UCS_INPROGRESS)
         ucp_worker_progress(umpi_ucx.worker);
     ucp_request_free(req);
-}
-
-/*
- * UCX's estimate of messages of the given sizes on the link to world_rank, read off an endpoint
- * made for the purpose and closed again at once (force: nothing was sent on it). It must not stay:
- * its wire-up needs the peer's progress, and a peer that makes no MPI call before MPI_Finalize
- * would leave the worker flush of MPI_Finalize waiting for it while it waits in the fence (seen
- * with mpirun across hosts). The cached endpoint is made by the first message, as for any peer.
- */
-umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n)
-{
-    ucp_ep_h ep = NULL;
-    umpi_status_t rc = UMPI_OK;
-    if (umpi_ucx.eps[world_rank] != NULL)
-        return umpi_ucx_status(UCS_ERR_ALREADY_EXISTS, "network estimate: rank already connected");
-    rc = umpi_ucx_ep_create(world_rank, &ep);
-    if (rc != UMPI_OK)
-        return rc;
-    umpi_ucx.eps[world_rank] = NULL; /* not the cached endpoint */
-    for (int i = 0; i < n && rc == UMPI_OK; i++) {
-        ucp_ep_evaluate_perf_param_t param = {.field_mask = UCP_EP_PERF_PARAM_FIELD_MESSAGE_SIZE,
-                                              .message_size = sizes[i]};
-        ucp_ep_evaluate_perf_attr_t attr = {.field_mask = UCP_EP_PERF_ATTR_FIELD_ESTIMATED_TIME};
-        ucs_status_t st = ucp_ep_evaluate_perf(ep, &param, &attr);
-        if (st != UCS_OK)
-            rc = umpi_ucx_status(st, "ucp_ep_evaluate_perf");
-        else
-            us[i] = attr.estimated_time * 1e6;
-    }
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS, .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    umpi__wait_ucx(ucp_ep_close_nbx(ep, &p));
-    return rc;
 }
 
 void umpi_ucx_finalize(void)
@@ -187,27 +212,8 @@ void umpi_ucx_finalize(void)
 /* Makes sure everything this process sent has reached its destination (before MPI_Finalize's fence). */
 void umpi_ucx_flush(void)
 {
-    /* The endpoints this process talked through, all flushes in flight at once; not the worker
-     * flush, which also waits for endpoints UCX still holds after their close (the network
-     * estimate's), whose wire-up needs a peer that may be in MPI_Finalize's fence already. */
     ucp_request_param_t p = {.op_attr_mask = 0};
-    void *reqs[64];
-    int n = 0;
-    for (int i = 0; i < umpi_ucx.nranks; i++) {
-        if (umpi_ucx.eps[i] == NULL)
-            continue;
-        void *r = ucp_ep_flush_nbx(umpi_ucx.eps[i], &p);
-        if (r == NULL || UCS_PTR_IS_ERR(r))
-            continue;
-        if (n == (int) (sizeof(reqs) / sizeof(reqs[0]))) {
-            for (int k = 0; k < n; k++)
-                umpi__wait_ucx(reqs[k]);
-            n = 0;
-        }
-        reqs[n++] = r;
-    }
-    for (int k = 0; k < n; k++)
-        umpi__wait_ucx(reqs[k]);
+    umpi__wait_ucx(ucp_worker_flush_nbx(umpi_ucx.worker, &p));
 }
 
 /* ---- completion callbacks: run inside ucp_worker_progress, i.e. under the big lock --------------- */

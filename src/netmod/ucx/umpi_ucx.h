@@ -67,6 +67,8 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep);
  * sent) of the time one message of each size in sizes[0..n-1] takes to world_rank, in us; the
  * endpoint is created if it was not. */
 umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n);
+/* One empty message each way with peer (first: this process sends first), wiring up both ends. */
+umpi_status_t umpi_ucx_handshake(int peer, int first);
 
 /* The endpoint to a world rank, created on first use. */
 static inline umpi_status_t umpi_ucx_ep(int world_rank, ucp_ep_h *ep)
