@@ -30,6 +30,9 @@ typedef struct {
     int peer_world;
     umpi_ucx_counter_t cnt;
     umpi_ucx_done_t sdone, rdone;
+    int err, send;       /* a post's error; whether a send was posted */
+    size_t slen, rlen;
+    void *rreq;          /* the receive while in flight (to cancel it) */
 } umpi__pair_t;
 
 /* The call's tag (consumes the sequence number, as umpi_sched_new does) and the peer. */
@@ -61,49 +64,66 @@ static int umpi__pair_msg_error(const umpi_ucx_done_t *d, int send, int peer, si
 }
 
 /*
- * The exchange: slen bytes at sbuf to the peer (sbuf NULL: no send) and rlen bytes from it into
- * rbuf (rbuf NULL: no receive), waited for. An MPI error code.
+ * The exchange, posted: slen bytes at sbuf to the peer (when send) and rlen bytes from it into
+ * rbuf (when recv). umpi__pair_wait completes it; local work in between overlaps the messages.
  */
-static int umpi__pair_xchg(umpi__pair_t *x, const umpi_coll_view_t *v, const void *sbuf, size_t slen, void *rbuf,
-                           size_t rlen, int send, int recv)
+static void umpi__pair_post(umpi__pair_t *x, const umpi_coll_view_t *v, const void *sbuf, size_t slen, void *rbuf,
+                            size_t rlen, int send, int recv)
 {
     ucp_datatype_t bytes = ucp_dt_make_contig(1);
-    umpi_status_t us = UMPI_OK;
-    int err = MPI_SUCCESS;
+    umpi_status_t us;
+    x->err = MPI_SUCCESS;
+    x->send = send;
+    x->slen = slen;
+    x->rlen = rlen;
+    x->rreq = NULL;
     if (send) {
         ucp_ep_h ep;
         us = umpi_ucx_ep(x->peer_world, &ep);
         if (us == UMPI_OK)
             us = umpi_ucx_send_light(ep, sbuf, slen, bytes, umpi__pair_src(x, v->my_src), &x->sdone);
-        if (umpi_unlikely(us != UMPI_OK))
-            return umpi_err_from_status(us, "collective send");
+        if (umpi_unlikely(us != UMPI_OK)) {
+            x->err = umpi_err_from_status(us, "collective send");
+            return; /* nothing in flight */
+        }
     }
-    void *rreq = NULL;
     if (recv) {
         int src = v->src ? v->src[v->rank ^ 1] : v->rank ^ 1;
-        us = umpi_ucx_recv_light_req(rbuf, rlen, bytes, umpi__pair_src(x, src), &x->rdone, &rreq);
+        us = umpi_ucx_recv_light_req(rbuf, rlen, bytes, umpi__pair_src(x, src), &x->rdone, &x->rreq);
         if (umpi_unlikely(us != UMPI_OK))
-            err = umpi_err_from_status(us, "collective receive");
+            x->err = umpi_err_from_status(us, "collective receive");
     }
-    /* Everything completes into x, on this stack: nothing may stay in flight when this returns. A
-     * send that failed (the peer cannot be reached) leaves a receive that would never complete:
-     * it is cancelled. A failed receive leaves the send to UCX, which completes it either way. */
+}
+
+/* Waits for what umpi__pair_post started; an MPI error code. */
+static int umpi__pair_wait(umpi__pair_t *x)
+{
+    /* Everything completes into x, on the caller's stack: nothing may stay in flight when this
+     * returns. A send that failed (the peer cannot be reached) leaves a receive that would never
+     * complete: it is cancelled. A failed receive leaves the send to UCX, which completes it
+     * either way. */
     umpi_waiter_t w = {0};
     while (x->cnt.pending > 0) {
         umpi_progress_step(&w);
-        if (umpi_unlikely(x->cnt.failed > 0) && send && x->sdone.status != UCS_OK &&
-            x->sdone.status != UCS_ERR_MESSAGE_TRUNCATED && rreq != NULL && x->cnt.pending > 0) {
-            umpi_ucx_cancel(rreq);
-            rreq = NULL;
+        if (umpi_unlikely(x->cnt.failed > 0) && x->send && x->sdone.status != UCS_OK &&
+            x->sdone.status != UCS_ERR_MESSAGE_TRUNCATED && x->rreq != NULL && x->cnt.pending > 0) {
+            umpi_ucx_cancel(x->rreq);
+            x->rreq = NULL;
         }
     }
-    if (umpi_unlikely(x->cnt.failed > 0) && err == MPI_SUCCESS) {
-        if (send && x->sdone.status != UCS_OK)
-            err = umpi__pair_msg_error(&x->sdone, 1, x->peer_world, slen);
-        else
-            err = umpi__pair_msg_error(&x->rdone, 0, x->peer_world, rlen);
+    if (umpi_unlikely(x->cnt.failed > 0) && x->err == MPI_SUCCESS) {
+        if (x->send && x->sdone.status != UCS_OK)
+            return umpi__pair_msg_error(&x->sdone, 1, x->peer_world, x->slen);
+        return umpi__pair_msg_error(&x->rdone, 0, x->peer_world, x->rlen);
     }
-    return err;
+    return x->err;
+}
+
+static int umpi__pair_xchg(umpi__pair_t *x, const umpi_coll_view_t *v, const void *sbuf, size_t slen, void *rbuf,
+                           size_t rlen, int send, int recv)
+{
+    umpi__pair_post(x, v, sbuf, slen, rbuf, rlen, send, recv);
+    return umpi__pair_wait(x);
 }
 
 /* The bytes of count elements of a contiguous dt at buf. */
@@ -234,8 +254,9 @@ int umpi_allgather_pair(const umpi_coll_view_t *v, const umpi_coll_args_t *a, in
         return 1;
     }
     size_t slen = (size_t) (a->scount * a->sdt->size);
-    *err = umpi__pair_xchg(&x, v, umpi__pair_data(a->sbuf, a->sdt), slen, umpi__pair_data(theirs, a->rdt), rlen, 1, 1);
-    umpi_coll_copy(a->sbuf, a->scount, a->sdt, own, a->rcount, a->rdt);
+    umpi__pair_post(&x, v, umpi__pair_data(a->sbuf, a->sdt), slen, umpi__pair_data(theirs, a->rdt), rlen, 1, 1);
+    umpi_coll_copy(a->sbuf, a->scount, a->sdt, own, a->rcount, a->rdt); /* while the peer's block travels */
+    *err = umpi__pair_wait(&x);
     return 1;
 }
 
@@ -264,9 +285,11 @@ int umpi_alltoall_pair(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int
     }
     size_t slen = (size_t) (a->scount * a->sdt->size);
     const void *speer = umpi_coll_at(a->sbuf, (MPI_Count) peer * a->scount, a->sdt);
-    *err = umpi__pair_xchg(&x, v, umpi__pair_data(speer, a->sdt), slen, umpi__pair_data(rpeer, a->rdt), rlen, 1, 1);
+    umpi__pair_post(&x, v, umpi__pair_data(speer, a->sdt), slen, umpi__pair_data(rpeer, a->rdt), rlen, 1, 1);
+    /* my own block while the peer's travels */
     umpi_coll_copy(umpi_coll_at(a->sbuf, (MPI_Count) r * a->scount, a->sdt), a->scount, a->sdt,
                    umpi_coll_at(a->rbuf, (MPI_Count) r * a->rcount, a->rdt), a->rcount, a->rdt);
+    *err = umpi__pair_wait(&x);
     return 1;
 }
 
