@@ -28,3 +28,7 @@ EXTRA_DIST += bench/init_time.c bench/slurm_startup
 
 # --- issue 6, part ssh: mpirun --hostfile over real ssh on the Slurm test bed (run from the source tree) ---
 EXTRA_DIST += bench/hostfile_startup
+
+# --- issue 4, part small: instructions of one collective call under callgrind (bench/README.md) ---
+dist_bench_DATA += bench/coll_icount.c
+dist_bench_SCRIPTS += bench/coll_icount
