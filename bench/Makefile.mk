@@ -30,3 +30,7 @@ EXTRA_DIST += bench/init_time.c bench/slurm_startup
 EXTRA_DIST += bench/hostfile_startup
 # --- issue 6, part net: point-to-point and allreduce across the test bed's nodes (run from the source tree) ---
 EXTRA_DIST += bench/slurm_net
+
+# --- issue 4, part small: instructions of one collective call under callgrind (bench/README.md) ---
+dist_bench_DATA += bench/coll_icount.c
+dist_bench_SCRIPTS += bench/coll_icount

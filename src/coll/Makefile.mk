@@ -108,3 +108,6 @@ libmpi_la_SOURCES += src/coll/device_ipc.c
 
 # --- issue 5, part nccl: blocking collectives on device buffers run by NCCL ---
 libmpi_la_SOURCES += src/coll/nccl.c
+
+# --- issue 4, part small: blocking collectives over two members without a schedule ---
+libmpi_la_SOURCES += src/coll/pair.c

@@ -674,7 +674,7 @@ static double umpi__work_barrier_linear(const umpi_coll_cost_t *c, int p, double
 static const umpi_coll_algo_t umpi__barrier[] = {
     {"dissemination", umpi_barrier_dissemination, NULL, umpi__cost_dissemination,
      "ceil(log2 p) rounds, each member signals rank + 2^k and waits for rank - 2^k",
-     umpi__work_barrier_dissemination},
+     umpi__work_barrier_dissemination, .pair = umpi_barrier_pair},
     {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi__cost_hier_barrier,
      "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
     /* part c2 */
@@ -689,7 +689,7 @@ static const umpi_coll_algo_t umpi__barrier[] = {
 
 static const umpi_coll_algo_t umpi__bcast[] = {
     {"binomial", umpi_bcast_binomial, NULL, umpi__cost_binomial,
-     "binomial tree from the root: log2 p rounds of the whole message"},
+     "binomial tree from the root: log2 p rounds of the whole message", .pair = umpi_bcast_pair},
     {"hier", umpi_bcast_hier, umpi_coll_hier_usable, umpi__cost_hier_bcast,
      "root to its node leader, binomial among node leaders, binomial inside each node"},
     /* part c2 */
@@ -705,7 +705,7 @@ static const umpi_coll_algo_t umpi__bcast[] = {
 static const umpi_coll_algo_t umpi__allreduce[] = {
     {"recursive_doubling", umpi_allreduce_recursive_doubling, NULL, umpi__cost_recursive_doubling_reduce,
      "log2 p exchanges of the whole vector, reducing after each (non-powers of two fold in first)",
-     umpi__work_allreduce_rd},
+     umpi__work_allreduce_rd, .pair = umpi_allreduce_pair},
     {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi__cost_hier_allreduce,
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
     /* part c2 */
@@ -784,7 +784,7 @@ static const umpi_coll_algo_t umpi__scatterv[] = {
 static const umpi_coll_algo_t umpi__allgather[] = {
     {"recursive_doubling", umpi_allgather_recursive_doubling, umpi_allgather_recursive_doubling_usable,
      umpi__cost_recursive_doubling_gather, "log2 p exchanges of doubling halves (p a power of two)",
-     umpi__work_allgather_rd},
+     umpi__work_allgather_rd, .pair = umpi_allgather_pair},
     {"bruck", umpi_allgather_bruck, NULL, umpi__cost_bruck_gather,
      "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)", umpi__work_allgather_bruck},
     {"ring", umpi_allgather_ring, NULL, umpi__cost_ring,
@@ -803,7 +803,8 @@ static const umpi_coll_algo_t umpi__allgatherv[] = {
 
 static const umpi_coll_algo_t umpi__alltoall[] = {
     {"pairwise", umpi_alltoall_pairwise, NULL, umpi__cost_pairwise,
-     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k", umpi__work_rounds},
+     "p - 1 rounds exchanging one block with rank XOR k (power of two) or rank +/- k", umpi__work_rounds,
+     .pair = umpi_alltoall_pair},
     {"bruck", umpi_alltoall_bruck, NULL, umpi__cost_bruck_alltoall,
      "ceil(log2 p) rounds of about p/2 packed blocks (small messages)", umpi__work_bruck_alltoall},
     {"linear", umpi_alltoall_linear, NULL, umpi__cost_linear_all,
@@ -821,7 +822,7 @@ static const umpi_coll_algo_t umpi__alltoallv[] = {
 static const umpi_coll_algo_t umpi__reduce[] = {
     {"binomial", umpi_reduce_binomial, NULL, umpi__cost_reduce_binomial,
      "binomial tree to the root (to member 0 in rank order, then the root, for non-commutative ops)",
-     umpi__work_reduce_binomial},
+     umpi__work_reduce_binomial, .pair = umpi_reduce_pair},
     {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi__cost_reduce_rabenseifner,
      "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops",
      umpi__work_reduce_rabenseifner},
@@ -1111,6 +1112,13 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     umpi_debug(1, "%s%s on %s (size %d, %zu bytes): algorithm %s",
                mode == UMPI_COLL_NONBLOCKING ? "i" : "", umpi__kind_names[a->kind],
                a->comm->name[0] ? a->comm->name : "a communicator", a->comm->size, a->bytes, algo->name);
+    /* part small: two members, blocking: the algorithm's messages straight from the call (pair.c;
+     * device buffers keep the schedule, which stages them) */
+    if (algo->pair != NULL && mode == UMPI_COLL_BLOCKING && v.size == 2 && !umpi_cuda_active) {
+        int err;
+        if (algo->pair(&v, a, &err))
+            return err;
+    }
     umpi_sched_t *s = umpi_sched_new(a->comm);
     if (s == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory starting a collective");

@@ -100,6 +100,10 @@ typedef struct umpi_coll_algo {
      * started, summed over the members), same arguments; NULL: not stated. Oversubscribed the
      * cores are the bottleneck, and select.c prices max(cost, work / cores). */
     double (*work)(const umpi_coll_cost_t *c, int p, double n);
+    /* part small: the same messages for a blocking call over two members, sent straight from the
+     * call without a schedule (pair.c): 0 when it cannot take the call, else 1 and the MPI error
+     * code in *err; NULL: none */
+    int (*pair)(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err);
 } umpi_coll_algo_t;
 
 /* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */
@@ -173,6 +177,15 @@ typedef struct {
     int nnodes, max_ppn;
 } umpi_coll_shape_t;
 extern umpi_coll_shape_t umpi_coll_shape;
+
+/* part small: two-member blocking paths (pair.c), one per algorithm they stand for */
+#define UMPI_COLL_PAIR(fn) int fn(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err)
+UMPI_COLL_PAIR(umpi_barrier_pair);      /* dissemination */
+UMPI_COLL_PAIR(umpi_bcast_pair);        /* binomial */
+UMPI_COLL_PAIR(umpi_allreduce_pair);    /* recursive_doubling */
+UMPI_COLL_PAIR(umpi_reduce_pair);       /* binomial */
+UMPI_COLL_PAIR(umpi_allgather_pair);    /* recursive_doubling */
+UMPI_COLL_PAIR(umpi_alltoall_pair);     /* pairwise */
 
 /* ---- helpers for algorithms --------------------------------------------------------------------- */
 

@@ -455,6 +455,13 @@ umpi_status_t umpi_ucx_send_light(ucp_ep_h ep, const void *buf, size_t len, ucp_
 /* Immediate completion allowed (unlike umpi_ucx_recv_dt): a schedule needs no source, tag or length. */
 umpi_status_t umpi_ucx_recv_light(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d)
 {
+    void *ucx_req;
+    return umpi_ucx_recv_light_req(buf, len, dt, tag, d, &ucx_req);
+}
+
+umpi_status_t umpi_ucx_recv_light_req(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d,
+                                      void **ucx_req)
+{
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
         .datatype = dt,
@@ -463,6 +470,7 @@ umpi_status_t umpi_ucx_recv_light(void *buf, size_t len, ucp_datatype_t dt, ucp_
     };
     d->status = UCS_OK;
     d->counter->pending++;
-    return umpi__light_result(ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, ~(ucp_tag_t) 0, &p), d,
-                              "ucp_tag_recv_nbx");
+    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, ~(ucp_tag_t) 0, &p);
+    *ucx_req = UCS_PTR_IS_PTR(sp) ? sp : NULL;
+    return umpi__light_result(sp, d, "ucp_tag_recv_nbx");
 }

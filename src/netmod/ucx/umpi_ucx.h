@@ -182,7 +182,7 @@ void umpi_ucx_cancel(void *ucx_req);
  * Light operations for collective schedules: no umpi_request_t, no status. Each completion
  * decrements the shared counter (counter->pending, incremented here while the operation is in
  * flight) and, on failure, records the UCX status in the record and counts it in counter->failed.
- * Operations that complete inside the call leave pending unchanged. Never cancelled.
+ * Operations that complete inside the call leave pending unchanged. Cancelled only by coll/pair.c.
  */
 typedef struct umpi_ucx_counter {
     int pending;
@@ -195,5 +195,9 @@ typedef struct umpi_ucx_done {
 umpi_status_t umpi_ucx_send_light(ucp_ep_h ep, const void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag,
                                   umpi_ucx_done_t *d);
 umpi_status_t umpi_ucx_recv_light(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d);
+/* The same, with the UCX request while the receive is in flight (NULL when it completed at once):
+ * umpi_ucx_cancel on it, while not complete, completes it with UCS_ERR_CANCELED (coll/pair.c). */
+umpi_status_t umpi_ucx_recv_light_req(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_t tag, umpi_ucx_done_t *d,
+                                      void **ucx_req);
 
 #endif
