@@ -102,7 +102,7 @@ static void usage(FILE *f)
 
 /* Options that belong to launchers umpi does not have yet; told apart from unknown ones. */
 static const char *const unsupported_opts[] = {
-    "rank-by", "rankfile", "binding", "npersocket", "launcher", NULL,
+    "rank-by", "rankfile", "binding", "npersocket", NULL,
 };
 
 static int parse_count(const char *s, int *out)
