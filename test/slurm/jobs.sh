@@ -9,7 +9,7 @@
 #
 # Each check prints "ok: ..." or "FAIL: ...".
 . "$(dirname "$0")/../launch/common.sh"
-. "$SRCDIR/testbed.sh"
+. "$SRCDIR/bed_test.sh"
 
 # The PMI-2 jobs (pmi2_jobs below); 0 switches them off.
 PMI2_JOBS=1
@@ -19,31 +19,6 @@ HOSTFILE_JOBS=1
 # mpirun --hostfile started on node1 with the real default launch agent, ssh, to the sshd of
 # every node (ssh_jobs below); 0 switches them off.
 SSH_JOBS=1
-
-why=$(tb_missing)
-if [ -n "$why" ]; then
-    echo "SKIP: Slurm test bed: $why"
-    exit 77
-fi
-tb_claim || exit 1
-trap 'tb_down' EXIT
-trap 'exit 143' TERM INT
-
-ok() { echo "ok: $*"; }
-
-# sjob NAME TIMEOUT CMD...: runs a Slurm command against the test bed; RC, MS, $OUT, $ERR.
-sjob() {
-    local name=$1 limit=$2
-    shift 2
-    echo "+ $*" >>"$WORK/commands"
-    t0=$(now_ms)
-    SLURM_CONF=$TB_CONF timeout -k 5 "$limit" "$@" >"$OUT" 2>"$ERR" </dev/null
-    RC=$?
-    MS=$(($(now_ms) - t0))
-    cp "$OUT" "$WORK/$name.out"
-    cp "$ERR" "$WORK/$name.err"
-    [ $RC -eq 124 ] && fail "$name: still running after $limit s: $*"
-}
 
 expect_out() {
     grep -q -- "$1" "$OUT" || fail "$2: stdout lacks '$1' (stdout: $(head -c 400 "$OUT"); stderr: $(head -c 600 "$ERR"))"

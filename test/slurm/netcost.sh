@@ -8,27 +8,13 @@
 #
 # Each check prints "ok: ..." or "FAIL: ...".
 . "$(dirname "$0")/../launch/common.sh"
-. "$SRCDIR/testbed.sh"
+. "$SRCDIR/bed_test.sh"
 
-why=$(tb_missing)
-if [ -n "$why" ]; then
-    echo "SKIP: Slurm test bed: $why"
-    exit 77
-fi
-tb_claim || exit 1
-trap 'tb_down' EXIT
-trap 'exit 143' TERM INT
-
-ok() { echo "ok: $*"; }
-
-# sjob NAME CMD...: runs a Slurm command against the test bed (60 s at most); RC, $OUT, $ERR.
-sjob() {
+# njob NAME CMD...: sjob with 60 s at most, which must pass (exit 0, "No Errors").
+njob() {
     local name=$1
     shift
-    SLURM_CONF=$TB_CONF timeout -k 5 60 "$@" >"$OUT" 2>"$ERR" </dev/null
-    RC=$?
-    cp "$OUT" "$WORK/$name.out"
-    cp "$ERR" "$WORK/$name.err"
+    sjob "$name" 60 "$@"
     [ $RC -eq 0 ] || fail "$name: exit $RC: $* (stderr: $(head -c 600 "$ERR"))"
     grep -q "No Errors" "$OUT" || fail "$name: no 'No Errors' (stdout: $(head -c 400 "$OUT"))"
 }
@@ -55,27 +41,27 @@ tb_up || { echo "FAIL: the test bed did not come up"; exit 1; }
 
 # auto, 2 nodes x 2 ranks: rank 0's estimate of its TCP link to node2 reaches all four ranks, and
 # it is not the built-in InfiniBand guess.
-sjob auto_2x2 env UMPI_DEBUG=1 srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2
+njob auto_2x2 env UMPI_DEBUG=1 srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2
 expect_net "auto, 2 nodes x 2" 4 "(UCX's estimate, from rank 0)"
 net_lines | head -1 | grep -q "latency 2.000 us, bandwidth 11000 MB/s" &&
     fail "auto, 2 nodes x 2: UCX's estimate equals the built-in guess: $(net_lines | head -1)"
 auto=$(net_lines | head -1 | sed 's/ (.*//')
 
 # The same link priced from three nodes, and under PMI-2: the same estimate.
-sjob auto_3x1 env UMPI_DEBUG=1 srun --mpi=pmix -N 3 -n 3 "$WORK/slurm_job" 3 1
+njob auto_3x1 env UMPI_DEBUG=1 srun --mpi=pmix -N 3 -n 3 "$WORK/slurm_job" 3 1
 expect_net "auto, 3 nodes x 1" 3 "$auto (UCX's estimate, from rank 0)"
-sjob auto_pmi2 env UMPI_DEBUG=1 srun --mpi=pmi2 -N 2 -n 2 "$WORK/slurm_job" 2 1
+njob auto_pmi2 env UMPI_DEBUG=1 srun --mpi=pmi2 -N 2 -n 2 "$WORK/slurm_job" 2 1
 expect_net "auto, srun --mpi=pmi2" 2 "$auto (UCX's estimate, from rank 0)"
 
 # One node: no network, nothing asked.
-sjob auto_1node env UMPI_DEBUG=1 srun --mpi=pmix -N 1 -n 2 "$WORK/slurm_job" 1 2
+njob auto_1node env UMPI_DEBUG=1 srun --mpi=pmix -N 1 -n 2 "$WORK/slurm_job" 1 2
 [ "$(net_lines | wc -l)" -eq 0 ] && ok "one node: no network parameters set" ||
     fail "one node: $(net_lines | head -1)"
 
 # builtin and LAT,BW.
-sjob builtin env UMPI_DEBUG=1 UMPI_COLL_NET_COST=builtin srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2
+njob builtin env UMPI_DEBUG=1 UMPI_COLL_NET_COST=builtin srun --mpi=pmix -N 2 -n 4 "$WORK/slurm_job" 2 2
 expect_net "UMPI_COLL_NET_COST=builtin" 4 "latency 2.000 us, bandwidth 11000 MB/s (UMPI_COLL_NET_COST=builtin)"
-sjob given env UMPI_DEBUG=1 UMPI_COLL_NET_COST=30,500 srun --mpi=pmix -N 3 -n 3 "$WORK/slurm_job" 3 1
+njob given env UMPI_DEBUG=1 UMPI_COLL_NET_COST=30,500 srun --mpi=pmix -N 3 -n 3 "$WORK/slurm_job" 3 1
 expect_net "UMPI_COLL_NET_COST=30,500" 3 "latency 30.000 us, bandwidth 500 MB/s (UMPI_COLL_NET_COST)"
 
 finish
