@@ -322,7 +322,7 @@ int umpi_impl_iprobe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI_
     umpi_lock();
     int found = umpi__probe_info(source, tag, comm_ptr, &info);
     if (!found) {
-        umpi_progress();
+        umpi_progress_poll();
         found = umpi__probe_info(source, tag, comm_ptr, &info);
     }
     *flag = found;
@@ -397,7 +397,7 @@ int umpi_impl_improbe(int source, int tag, umpi_comm_t *comm_ptr, int *flag, MPI
     void *env;
     ucp_tag_message_h msg = umpi__mprobe(source, tag, comm_ptr, &info, &env);
     if (msg == NULL) {
-        umpi_progress();
+        umpi_progress_poll();
         msg = umpi__mprobe(source, tag, comm_ptr, &info, &env);
     }
     *flag = msg != NULL;

@@ -101,7 +101,7 @@ int umpi_impl_test(MPI_Request *request, int *flag, MPI_Status *status)
         goto out;
     }
     if (!r->done)
-        umpi_progress();
+        umpi_progress_poll();
     *flag = r->done;
     if (r->done)
         err = umpi_p2p_request_complete(r, request, status);
@@ -210,6 +210,14 @@ out:
     return err;
 }
 
+static int umpi__all_done(int count, umpi_request_t **rs)
+{
+    for (int i = 0; i < count; i++)
+        if (!umpi_p2p_request_inactive(rs[i]) && !rs[i]->done)
+            return 0;
+    return 1;
+}
+
 int umpi_impl_testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
     umpi_request_t *stack[UMPI_REQS_ON_STACK], **rs;
@@ -218,11 +226,11 @@ int umpi_impl_testall(int count, MPI_Request array_of_requests[], int *flag, MPI
     int err = umpi__decode(count, array_of_requests, stack, &rs);
     if (err != MPI_SUCCESS)
         goto out;
-    umpi_progress();
-    int all = 1;
-    for (int i = 0; i < count && all; i++)
-        if (!umpi_p2p_request_inactive(rs[i]) && !rs[i]->done)
-            all = 0;
+    int all = umpi__all_done(count, rs);
+    if (!all) {
+        umpi_progress_poll();
+        all = umpi__all_done(count, rs);
+    }
     *flag = all;
     if (all) {
         err = umpi__complete_many(count, rs, array_of_requests, array_of_statuses, NULL, &ndone);
@@ -254,7 +262,7 @@ static int umpi__poll_done(int count, umpi_request_t **rs, int block)
     int i = umpi__find_done(count, rs);
     if (i != -1)
         return i;
-    umpi_progress();
+    umpi_progress_poll();
     i = umpi__find_done(count, rs);
     while (block && i == -1) {
         umpi_progress_step(&w);
@@ -374,7 +382,7 @@ int umpi_impl_request_get_status(MPI_Request request, int *flag, MPI_Status *sta
         goto out;
     }
     if (!r->done)
-        umpi_progress();
+        umpi_progress_poll();
     *flag = r->done;
     if (r->done) {
         if (status != MPI_STATUS_IGNORE) {
