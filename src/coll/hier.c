@@ -27,6 +27,7 @@ void umpi_coll_comm_free(umpi_coll_comm_t *cc)
     if (cc == NULL)
         return;
     umpi_coll_nccl_free(cc->nccl);
+    umpi_coll_kept_free(cc);
     free(cc->node_idx);
     free(cc->node_world);
     free(cc->node_src);

@@ -46,6 +46,7 @@ struct umpi_sched {
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
     int abandoned;          /* ended by an error with messages in flight: never freed or reused */
+    int parked;             /* kept by its communicator, holding no reference on it (select.c) */
     umpi_scratch_t *scratch;
     umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
     umpi_request_t *req;    /* nonblocking / persistent: the user's request */
@@ -521,7 +522,7 @@ void umpi_sched_free(umpi_sched_t *s)
             umpi_op_release(st->op);
     }
     umpi_comm_t *comm = s->comm;
-    int keep = umpi__ncached < UMPI_SCHED_CACHE;
+    int keep = umpi__ncached < UMPI_SCHED_CACHE, parked = s->parked;
     while (s->scratch) {
         umpi_scratch_t *b = s->scratch;
         s->scratch = b->next;
@@ -537,7 +538,7 @@ void umpi_sched_free(umpi_sched_t *s)
          * into `rep stos`, whose start-up was a quarter of a one-process barrier's time (perf,
          * 2026-11-22). Kept: steps, cap, spare; scratch is NULL after the loop above. */
         s->comm = NULL;
-        s->nsteps = s->pos = s->phase_begin = s->error = s->done = s->refs = s->nreqs = 0;
+        s->nsteps = s->pos = s->phase_begin = s->error = s->done = s->refs = s->nreqs = s->parked = 0;
         s->cnt.pending = s->cnt.failed = 0;
         s->req = NULL;
         s->next_active = s->prev_active = NULL;
@@ -547,17 +548,57 @@ void umpi_sched_free(umpi_sched_t *s)
         free(s->steps);
         free(s);
     }
-    umpi_comm_release(comm);
+    if (!parked)
+        umpi_comm_release(comm);
 }
 
-int umpi_sched_run(umpi_sched_t *s)
+int umpi_sched_run_kept(umpi_sched_t *s)
 {
     umpi_waiter_t w = {0};
     while (!umpi__advance(s))
         umpi_progress_step(&w);
-    int err = s->error;
+    return s->error;
+}
+
+int umpi_sched_run(umpi_sched_t *s)
+{
+    int err = umpi_sched_run_kept(s);
     umpi_sched_free(s);
     return err;
+}
+
+/* What a communicator may keep per kind of collective: about 100 KiB of steps, UMPI_SCRATCH_KEEP
+ * of scratch memory. */
+#define UMPI__KEEP_STEPS 1024
+
+int umpi_sched_keepable(const umpi_sched_t *s)
+{
+    size_t scratch = 0;
+    if (s->abandoned || s->error != MPI_SUCCESS || s->nsteps > UMPI__KEEP_STEPS)
+        return 0;
+    for (const umpi_scratch_t *b = s->scratch; b != NULL; b = b->next)
+        scratch += b->size;
+    if (scratch > UMPI_SCRATCH_KEEP)
+        return 0;
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].dev)
+            return 0;
+    return 1;
+}
+
+void umpi_sched_park(umpi_sched_t *s)
+{
+    /* the caller of the collective holds the communicator, so this is never its last reference */
+    s->comm->refcount--;
+    s->parked = 1;
+}
+
+void umpi_sched_unpark(umpi_sched_t *s)
+{
+    s->comm->refcount++;
+    s->parked = 0;
+    s->tag = s->comm->coll_seq++ & UMPI_COLL_SEQ_MASK;
+    umpi__rewind(s);
 }
 
 /* ---- nonblocking and persistent: the active list, advanced by a progress hook -------------------- */

@@ -1071,6 +1071,94 @@ static const umpi_coll_algo_t *umpi__select(const umpi_coll_view_t *v, const ump
     return best;
 }
 
+/*
+ * Blocking collectives kept for the same call again. Building a schedule is ~700 of the ~4000
+ * instructions of a 4-member 8-byte alltoall (callgrind, bench/NOTES.md), the same every time the
+ * call is the same, and applications and benchmarks repeat calls: the communicator keeps each
+ * kind's last blocking schedule with the arguments it was built from and runs it again when they
+ * match. Safe to compare by address: a schedule reads the buffers when it runs, never when it is
+ * built, and the kept datatypes and op are retained, so no new object can take their address.
+ * Not kept: the v and w variants (their count arrays may change between calls), calls of more
+ * than UMPI__KEEP_BYTES (the build is small next to moving the data), device buffers (CUDA active:
+ * where the data is is decided per call), schedules over umpi_sched_keepable's limits.
+ */
+#define UMPI__KEEP_BYTES 65536
+
+static void umpi__kept_clear(struct umpi_coll_kept *k)
+{
+    if (k->s == NULL)
+        return;
+    umpi_sched_free(k->s);
+    if (k->sdt != NULL)
+        umpi_dtype_release(k->sdt);
+    if (k->rdt != NULL)
+        umpi_dtype_release(k->rdt);
+    if (k->op != NULL)
+        umpi_op_release(k->op);
+    memset(k, 0, sizeof(*k));
+}
+
+void umpi_coll_kept_free(umpi_coll_comm_t *cc)
+{
+    for (int i = 0; i < UMPI_COLL_NKINDS; i++)
+        umpi__kept_clear(&cc->kept[i]);
+}
+
+static int umpi__kept_match(const struct umpi_coll_kept *k, const umpi_coll_algo_t *algo, const umpi_coll_args_t *a)
+{
+    return k->s != NULL && k->algo == algo && k->sbuf == a->sbuf && k->rbuf == a->rbuf && k->scount == a->scount &&
+           k->rcount == a->rcount && k->sdt == a->sdt && k->rdt == a->rdt && k->op == a->op && k->root == a->root;
+}
+
+/* Runs the blocking collective a with algo: the kept schedule when it was built for these
+ * arguments, else a new one, kept afterwards when small enough. */
+static int umpi__run_kept(umpi_coll_comm_t *cc, const umpi_coll_algo_t *algo, const umpi_coll_view_t *v,
+                          umpi_coll_args_t *a)
+{
+    struct umpi_coll_kept *k = &cc->kept[a->kind];
+    int err;
+    if (!k->busy && umpi__kept_match(k, algo, a)) {
+        umpi_sched_unpark(k->s);
+        k->busy = 1; /* a call of the same kind in the meantime (a user op's) builds its own */
+        err = umpi_sched_run_kept(k->s);
+        k->busy = 0;
+        if (err != MPI_SUCCESS)
+            umpi__kept_clear(k);
+        else
+            umpi_sched_park(k->s);
+        return err;
+    }
+    umpi_sched_t *s = umpi_sched_new(a->comm);
+    if (s == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory starting a collective");
+    err = algo->build(s, v, a);
+    if (err == MPI_SUCCESS)
+        err = umpi_sched_run_kept(s);
+    if (err != MPI_SUCCESS || k->busy || !umpi_sched_keepable(s)) {
+        umpi_sched_free(s);
+        return err;
+    }
+    umpi__kept_clear(k);
+    k->s = s;
+    k->algo = algo;
+    k->sbuf = a->sbuf;
+    k->rbuf = a->rbuf;
+    k->scount = a->scount;
+    k->rcount = a->rcount;
+    k->sdt = a->sdt;
+    k->rdt = a->rdt;
+    k->op = a->op;
+    k->root = a->root;
+    if (k->sdt != NULL)
+        umpi_dtype_retain(k->sdt);
+    if (k->rdt != NULL)
+        umpi_dtype_retain(k->rdt);
+    if (k->op != NULL)
+        umpi_op_retain(k->op);
+    umpi_sched_park(s);
+    return MPI_SUCCESS;
+}
+
 int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
 {
     umpi_coll_view_t v;
@@ -1119,6 +1207,9 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
         if (algo->pair(&v, a, &err))
             return err;
     }
+    if (mode == UMPI_COLL_BLOCKING && a->bytes <= UMPI__KEEP_BYTES && a->scounts == NULL && a->rcounts == NULL &&
+        a->sdts == NULL && a->rdts == NULL && !umpi_cuda_active)
+        return umpi__run_kept(cc, algo, &v, a);
     umpi_sched_t *s = umpi_sched_new(a->comm);
     if (s == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory starting a collective");

@@ -148,11 +148,26 @@ typedef struct umpi_coll_comm {
         int commutative;
     } last[UMPI_COLL_NKINDS];
     struct umpi_coll_nccl *nccl; /* issue 5: its NCCL communicator (src/coll/nccl.c), NULL until used */
+    /* each kind's last blocking schedule and the arguments it was built for: the same call again
+     * runs it again instead of building it (select.c); s NULL: none */
+    struct umpi_coll_kept {
+        struct umpi_sched *s;
+        const umpi_coll_algo_t *algo;
+        const void *sbuf;
+        void *rbuf;
+        MPI_Count scount, rcount;
+        umpi_dtype_t *sdt, *rdt;
+        umpi_op_t *op;
+        int root;
+        int busy; /* running */
+    } kept[UMPI_COLL_NKINDS];
 } umpi_coll_comm_t;
 
 /* c's structure (made on first use); NULL when out of memory. */
 umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
 void umpi_coll_comm_free(umpi_coll_comm_t *cc);
+/* Frees the schedules cc keeps (select.c; umpi_coll_comm_free). */
+void umpi_coll_kept_free(umpi_coll_comm_t *cc);
 /* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
 int umpi_coll_node_of(int world_rank);
 

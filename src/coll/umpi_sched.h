@@ -89,6 +89,18 @@ int umpi_sched_fence(umpi_sched_t *s);
 
 /* Runs s to completion (a blocking collective) and frees it. An MPI error code. */
 int umpi_sched_run(umpi_sched_t *s);
+/*
+ * A blocking schedule kept by its communicator to run again when the same call comes back
+ * (select.c): umpi_sched_run_kept runs it to completion without freeing it (an MPI error code;
+ * after an error it must be freed, not kept). umpi_sched_park then gives back its reference on the
+ * communicator (the communicator owns it, and frees it when it is freed itself);
+ * umpi_sched_unpark takes it again, with the communicator's next collective tag, ready to run.
+ */
+int umpi_sched_run_kept(umpi_sched_t *s);
+/* Whether s is worth keeping: small (its steps and scratch memory), host memory only, not failed. */
+int umpi_sched_keepable(const umpi_sched_t *s);
+void umpi_sched_park(umpi_sched_t *s);
+void umpi_sched_unpark(umpi_sched_t *s);
 /* Wraps s in a request: started (nonblocking) or inactive until MPI_Start (persistent). */
 int umpi_sched_request(umpi_sched_t *s, int persistent, MPI_Request *request);
 /* MPI_Start of a persistent collective request (wait.c, persistent.c). */
