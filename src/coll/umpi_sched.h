@@ -7,7 +7,8 @@
  * them completed, and the next one starts. An algorithm fences wherever a step needs data an
  * earlier step brings. The whole schedule is built when the collective is called (buffers, counts
  * and peers are known then), so nothing refers to the caller's count arrays afterwards, and a
- * persistent collective restarts the same steps at every MPI_Start.
+ * persistent collective restarts the same steps at every MPI_Start; a small blocking one is kept
+ * by its communicator and restarted when the same call comes back (select.c).
  *
  * Messages travel on the communicator's collective context (context_id + 1) with tag
  *     seq (18 bits) | sub-view (4 bits) | LOCAL (1 bit)
