@@ -1,5 +1,5 @@
 /*
- * Alltoall, linear: every member posts all p - 1 receives and p - 1 sends at once (one round) and
+ * Alltoall, linear: every member posts all p - 1 receives and p - 1 sends at once (one round), then
  * copies its own block locally. With MPI_IN_PLACE recvbuf is first copied aside.
  */
 #include "c1_blocks.h"
@@ -21,14 +21,15 @@ UMPI_COLL_ALGO(umpi_alltoall_linear)
         sbuf = tmp;
         sc = rc;
         sdt = rdt;
-    } else {
-        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(sbuf, r, sc, sdt), sc, sdt, umpi_c1_block(a->rbuf, r, rc, rdt),
-                                      rc, rdt));
     }
     for (int k = 1; k < p; k++) {
         int to = (r + k) % p, from = (r - k + p) % p;
         UMPI_COLL_TRY(umpi_sched_recv(s, v, from, umpi_c1_block(a->rbuf, from, rc, rdt), rc, rdt));
         UMPI_COLL_TRY(umpi_sched_send(s, v, to, umpi_c1_block(sbuf, to, sc, sdt), sc, sdt));
     }
+    /* my own block after everything is posted: the peers need not wait for the copy */
+    if (a->sbuf != MPI_IN_PLACE)
+        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(sbuf, r, sc, sdt), sc, sdt, umpi_c1_block(a->rbuf, r, rc, rdt),
+                                      rc, rdt));
     return MPI_SUCCESS;
 }
