@@ -31,6 +31,7 @@
 #include "coll/umpi_coll_device.h"
 #include "coll/umpi_coll_internal.h"
 #include "core/umpi_err.h"
+#include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "cuda/umpi_cuda_ipc.h"
 #include "cuda/umpi_cuda_kern.h"
@@ -38,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* Why a member cannot take the IPC path (what the agreement carries). */
 #define UMPI__WHYS(X)                                                                                  \
@@ -93,13 +93,8 @@ static int umpi__mode(void)
     const char *s = umpi_config.cuda_coll_ipc;
     if (mode >= 0)
         return mode;
-    if (s == NULL || strcasecmp(s, "auto") == 0)
-        mode = 2;
-    else if (strcmp(s, "0") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0)
-        mode = 0;
-    else if (strcmp(s, "1") == 0 || strcasecmp(s, "yes") == 0 || strcasecmp(s, "on") == 0)
-        mode = 1;
-    else {
+    mode = umpi_cuda_mode_parse(s);
+    if (mode < 0) {
         umpi_log("warning", "UMPI_CUDA_COLL_IPC=\"%s\": not auto, 0 or 1; using auto", s);
         mode = 2;
     }

@@ -69,8 +69,7 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len)
     return buf;
 }
 
-/* 0 never, 1 required, 2 auto; -1: not understood. */
-static int umpi__mode(const char *s)
+int umpi_cuda_mode_parse(const char *s)
 {
     static const char *const off[] = { "0", "no", "off", "false" };
     static const char *const on[] = { "1", "yes", "on", "true" };
@@ -128,7 +127,7 @@ umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver
 {
     char buf[160];
     CUresult r;
-    int mode = umpi__mode(umpi_config.cuda);
+    int mode = umpi_cuda_mode_parse(umpi_config.cuda);
 
     umpi_cuda_active = 0;
     memset(&umpi__state, 0, sizeof(umpi__state));

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 struct umpi_nccl_lib umpi_nccl;
 
@@ -33,18 +32,8 @@ static umpi_nccl_comm_t *umpi__live; /* the communicators not destroyed yet */
 
 int umpi_nccl_mode(void)
 {
-    static const char *const off[] = { "0", "no", "off", "false" };
-    static const char *const on[] = { "1", "yes", "on", "true" };
-    const char *s = umpi_config.nccl;
-    if (s == NULL || strcasecmp(s, "auto") == 0)
-        return 2;
-    for (size_t i = 0; i < UMPI_ARRAY_SIZE(off); i++) {
-        if (strcasecmp(s, off[i]) == 0)
-            return 0;
-        if (strcasecmp(s, on[i]) == 0)
-            return 1;
-    }
-    return 2; /* umpi_nccl_init warned once */
+    int m = umpi_cuda_mode_parse(umpi_config.nccl);
+    return m < 0 ? 2 : m; /* not understood: auto (umpi_nccl_init warned once) */
 }
 
 static int umpi__unusable(const char *fmt, ...) UMPI_PRINTF(1, 2);
@@ -112,9 +101,8 @@ int umpi_nccl_available(const char **why)
 
 umpi_status_t umpi_nccl_init(void)
 {
-    const char *s = umpi_config.nccl;
-    if (s != NULL && strcasecmp(s, "auto") != 0 && umpi_nccl_mode() == 2)
-        umpi_log("warning", "UMPI_NCCL=\"%s\": not auto, 0 or 1; using auto", s);
+    if (umpi_cuda_mode_parse(umpi_config.nccl) < 0)
+        umpi_log("warning", "UMPI_NCCL=\"%s\": not auto, 0 or 1; using auto", umpi_config.nccl);
     if (umpi_nccl_mode() != 1)
         return UMPI_OK;
     if (!umpi_nccl_available(NULL)) {
