@@ -47,8 +47,8 @@ struct umpi_cuda_state {
 umpi_status_t umpi_cuda_init(void) UMPI_EXPORT;
 /* The same, with another library name or (libname NULL) a ready table: the unit tests' entry. */
 umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver *fake);
-/* The value of an on/off/auto knob (UMPI_CUDA, UMPI_NCCL, UMPI_CUDA_COLL_IPC): 0 never ("0", "no", "off", "false"),
- * 1 required ("1", "yes", "on", "true"), 2 auto (NULL or "auto"), -1 not understood. */
+/* The value of an on/off/auto knob (UMPI_CUDA, UMPI_NCCL, UMPI_CUDA_COLL_IPC): 0 never ("0", "no",
+ * "off", "false"), 1 required ("1", "yes", "on", "true"), 2 auto (NULL or "auto"), -1 not understood. */
 int umpi_cuda_mode_parse(const char *s);
 /* Prints the counters at UMPI_DEBUG>=1, empties the cache, closes the library. */
 void umpi_cuda_finalize(void) UMPI_EXPORT;
