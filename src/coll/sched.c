@@ -578,12 +578,7 @@ int umpi_sched_keepable(const umpi_sched_t *s)
         return 0;
     for (const umpi_scratch_t *b = s->scratch; b != NULL; b = b->next)
         scratch += b->size;
-    if (scratch > UMPI_SCRATCH_KEEP)
-        return 0;
-    for (int i = 0; i < s->nsteps; i++)
-        if (s->steps[i].dev)
-            return 0;
-    return 1;
+    return scratch <= UMPI_SCRATCH_KEEP;
 }
 
 void umpi_sched_park(umpi_sched_t *s)

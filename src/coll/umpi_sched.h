@@ -98,7 +98,8 @@ int umpi_sched_run(umpi_sched_t *s);
  * umpi_sched_unpark takes it again, with the communicator's next collective tag, ready to run.
  */
 int umpi_sched_run_kept(umpi_sched_t *s);
-/* Whether s is worth keeping: small (its steps and scratch memory), host memory only, not failed. */
+/* Whether s is worth keeping: small (its steps and scratch memory), not failed. (Device buffers
+ * are never kept: the caller keeps nothing while CUDA is active.) */
 int umpi_sched_keepable(const umpi_sched_t *s);
 void umpi_sched_park(umpi_sched_t *s);
 void umpi_sched_unpark(umpi_sched_t *s);
