@@ -560,6 +560,11 @@ int umpi_coll_ipc_try(const umpi_coll_args_t *a, umpi_coll_comm_t *cc, int mode,
         umpi_coll_even_blocks(c.disp, p, (MPI_Count) (a->bytes / (size_t) (a->rdt ? a->rdt : a->sdt)->size));
     if (ok)
         ok = umpi__open_all(&c, &st);
+    /* The peers' streams are not ordered after this process's legacy stream: what the application
+     * queued there on these buffers (a cuMemcpy from pageable memory, a cuMemset) is done before
+     * the sync below lets the others read or write them. */
+    if (ok && (st = umpi_cuda_fence()) != UMPI_OK)
+        ok = 0;
     int opened = ok;
     if ((*err = umpi__sync(&c, &ok)) != MPI_SUCCESS)
         goto out;

@@ -75,6 +75,16 @@ static int umpi__init(int required, int *provided)
         return umpi_err_from_status(st, "starting CUDA failed");
     /* point-to-point (src/cuda/p2p.c) and the collectives (src/coll/device.c) carry device buffers */
     umpi_cuda_device_buffers = 1;
+    /* classification's caches stay right while they hear of every change to the address space */
+    if (umpi_cuda_active) {
+        st = umpi_ucx_vm_watch(umpi_cuda_vm_changed);
+        umpi_cuda_cache_watched(st == UMPI_OK);
+        if (st == UMPI_OK)
+            umpi_debug(1, "cuda: UCX's memory events keep the buffer classification caches right");
+        else
+            umpi_debug(1, "cuda: %s: every host buffer is asked of the driver, every cached device range checked "
+                       "against its buffer id", umpi_status_last_msg());
+    }
     st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now (issue 5, part nccl) */
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting NCCL failed");
@@ -131,6 +141,7 @@ int umpi_impl_finalize(void)
     umpi_cuda_p2p_finalize();
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
+    umpi_ucx_vm_unwatch();
     umpi_cuda_finalize();
     umpi_sched_finalize();
     umpi_request_pool_finalize();

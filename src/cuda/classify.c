@@ -4,28 +4,32 @@
  * Two caches, consulted in this order by umpi_cuda_classify (umpi_cuda.h):
  *
  * 1. Host granules. Under UVA one 64-bit virtual address space serves host and GPUs: the driver
- *    reserves the virtual ranges that device and managed allocations live in (mmap'ed PROT_NONE by
- *    the driver, in multiples of 2 MiB, the GPU's large page), so at any moment an address is either
- *    host memory or inside a GPU reservation, never both, and a 2 MiB granule that holds a host
- *    address holds no GPU address. So once the driver has said "host" for a pointer, the whole
- *    granule around it is cached as host: later buffers in it cost one load and one compare. The
+ *    reserves the virtual ranges that device, managed and pinned allocations live in, so at any
+ *    moment an address is either host memory or inside a GPU reservation, never both. Once the
+ *    driver has said "host" for a pointer, its whole 2 MiB granule is cached as host (a granule
+ *    that holds a cached range is not): later buffers in it cost one load and one compare. The
  *    table is direct-mapped (granule index mod 1024), so it never grows and a collision is a miss.
- *    Memory registered later with cuMemHostRegister inside a cached granule stays "host": that is
- *    still correct (the CPU may copy it), only its pinned-ness is stale, which can cost speed, never
- *    correctness. What the cache cannot see is a granule whose host mappings were all unmapped and
- *    whose addresses the driver then reserves for new GPU memory; the driver reserves its GPU
- *    ranges in large chunks, rarely and far from the heap, and the table is emptied whenever a
- *    new device range is seen, but UMPI_CUDA_HOST_CACHE=0 turns the granule cache off altogether
- *    for programs that map and unmap GPU address ranges themselves (cuMemAddressReserve/Free).
+ *    What could make an entry wrong is the address space changing under it: the program unmaps
+ *    its memory and the driver then reserves those addresses for GPU memory (its reservations go
+ *    wherever mmap puts them, freed host ranges included), and a device pointer in that granule
+ *    would then be taken for host memory and touched by the CPU. So the granule cache is used only
+ *    while something tells classification about every mapping and unmapping in the process
+ *    (umpi_cuda_vm_changed; MPI_Init connects UCX's memory events to it, umpi_cuda_cache_watched),
+ *    and each such event drops the granules it covers. Without events (UCX's hooks not installed,
+ *    umpi_info, the unit tests) every host buffer is asked of the driver. UMPI_CUDA_HOST_CACHE=0
+ *    turns the granule cache off altogether.
  *
  * 2. Ranges. Device, managed and pinned-host answers come with the allocation's extent
  *    (RANGE_START_ADDR, RANGE_SIZE) and its BUFFER_ID; they go into a sorted array of disjoint
- *    ranges [start, end), searched by bisection. A new range replaces every cached one it overlaps
- *    (the old allocation was freed, its addresses reused). A freed and reallocated range of the same
- *    extent keeps its cache entry: for classification that is still right (device stays device, since
- *    the addresses remain in the GPU's reservation), so classification never re-validates. What must
- *    know the allocation exactly (CUDA IPC handles) calls umpi_cuda_validate, which compares
- *    the BUFFER_ID, the driver's unique id of an allocation, with one more driver query.
+ *    ranges [start, end), searched by bisection. A new range replaces every cached one it overlaps.
+ *    Freed memory comes back with new ids, as any kind: a device range's addresses as pinned host
+ *    memory, a pinned range's as device memory (the driver hands out its addresses again). With the
+ *    address-space events, a range that a mapping or unmapping touches is dropped (pinned and
+ *    managed memory is mapped into the process, so it changes kind only through such events), and
+ *    a cached range is otherwise trusted: device memory freed and allocated again is device memory
+ *    still, which is all classification says (what must know the allocation exactly, CUDA IPC,
+ *    calls umpi_cuda_validate, which compares BUFFER_IDs). Without the events each range hit is
+ *    checked against the driver's BUFFER_ID of the pointer (one attribute).
  *
  * Threads: the granule table is read and written with single atomic 64-bit loads and stores (no
  * lock); the range array is guarded by umpi__cache_lock, taken only under MPI_THREAD_MULTIPLE, like
@@ -53,6 +57,19 @@ static pthread_mutex_t umpi__cache_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The driver rejected the CUDA 11 attributes: ask only for the basic ones. */
 static int umpi__basic_attrs;
 
+/* Address-space events reach umpi_cuda_vm_changed (umpi_cuda_cache_watched): the caches may trust
+ * what they hold. */
+static int umpi__watched;
+/* Events seen (host keys are stored only if none came during the driver query that made them). */
+static uint64_t umpi__vm_events;
+/* The span the events since the range cache last looked have touched, [lo, hi): the event handler
+ * may run in any thread, inside any mmap, so it takes only this spin lock (nothing under it maps
+ * memory) and the range cache applies the span under its own lock on its next slow path. */
+static struct {
+    int busy;
+    uintptr_t lo, hi;
+} umpi__dirty = { 0, UINTPTR_MAX, 0 };
+
 static void umpi__lock(void)
 {
     if (umpi_unlikely(umpi_global.is_multi))
@@ -74,6 +91,62 @@ static void umpi__host_flush(void)
             __atomic_store_n(&umpi_cuda_host_slots[i], 0, __ATOMIC_RELAXED);
         __atomic_add_fetch(&umpi_cuda_host_epoch, 1, __ATOMIC_RELAXED);
     }
+}
+
+static void umpi__dirty_lock(void)
+{
+    while (__atomic_exchange_n(&umpi__dirty.busy, 1, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static void umpi__dirty_unlock(void)
+{
+    __atomic_store_n(&umpi__dirty.busy, 0, __ATOMIC_RELEASE);
+}
+
+void umpi_cuda_vm_changed(uintptr_t start, size_t len)
+{
+    if (len == 0)
+        return;
+    uintptr_t end = start + len < start ? UINTPTR_MAX : start + len;
+    umpi__dirty_lock();
+    if (start < umpi__dirty.lo)
+        umpi__dirty.lo = start;
+    if (end > umpi__dirty.hi)
+        umpi__dirty.hi = end;
+    umpi__dirty_unlock();
+    /* the granules it covers stop being host (all of them: a new epoch, when it is big) */
+    uintptr_t g0 = start >> UMPI_CUDA_GRANULE_SHIFT, g1 = (end - 1) >> UMPI_CUDA_GRANULE_SHIFT;
+    if (g1 - g0 >= UMPI_CUDA_HOST_SLOTS) {
+        __atomic_add_fetch(&umpi_cuda_host_epoch, 1, __ATOMIC_RELAXED);
+    } else {
+        for (uintptr_t g = g0; g <= g1; g++)
+            __atomic_store_n(&umpi_cuda_host_slots[g & (UMPI_CUDA_HOST_SLOTS - 1)], 0, __ATOMIC_RELAXED);
+    }
+    __atomic_add_fetch(&umpi__vm_events, 1, __ATOMIC_RELEASE);
+}
+
+static void umpi__remove(uintptr_t start, uintptr_t end);
+
+/* Drops the cached ranges the address-space events since the last call touched. Under the lock. */
+static void umpi__apply_events(void)
+{
+    if (__atomic_load_n(&umpi__dirty.hi, __ATOMIC_RELAXED) == 0)
+        return;
+    umpi__dirty_lock();
+    uintptr_t lo = umpi__dirty.lo, hi = umpi__dirty.hi;
+    umpi__dirty.lo = UINTPTR_MAX;
+    umpi__dirty.hi = 0;
+    umpi__dirty_unlock();
+    if (lo < hi)
+        umpi__remove(lo, hi);
+}
+
+void umpi_cuda_cache_watched(int on)
+{
+    umpi__lock();
+    umpi__watched = on;
+    umpi__unlock();
 }
 
 void umpi_cuda_cache_reset(void)
@@ -233,25 +306,42 @@ static int umpi__granule_has_range(uintptr_t p)
     return i < umpi__nranges && umpi__ranges[i].start < g1;
 }
 
+/* Whether the driver's allocation at p is still the one cached with id (one attribute asked). */
+static int umpi__same_allocation(uintptr_t p, unsigned long long id)
+{
+    unsigned long long now = 0;
+    umpi_cu_pointer_attribute_t attr = UMPI_CU_POINTER_ATTRIBUTE_BUFFER_ID;
+    void *data = &now;
+    umpi_cuda_stat_add(UMPI_CUDA_STAT_driver_queries);
+    return umpi_cuda_drv.cuPointerGetAttributes(1, &attr, &data, (CUdeviceptr) p) == UMPI_CUDA_SUCCESS && now == id;
+}
+
 umpi_status_t umpi_cuda_classify_slow(const void *ptr, size_t len, struct umpi_cuda_buf_info *info)
 {
     uintptr_t p = (uintptr_t) ptr;
     umpi_status_t st = UMPI_OK;
 
     umpi__lock();
+    umpi__apply_events();
     size_t i = umpi__find(p);
     if (i < umpi__nranges && umpi__ranges[i].start <= p && len <= umpi__ranges[i].end - p) {
-        *info = umpi__ranges[i].info;
-        umpi__unlock();
-        umpi_cuda_stat_hot(UMPI_CUDA_STAT_range_hits);
-        return UMPI_OK;
+        if (umpi__watched || umpi__same_allocation(p, umpi__ranges[i].info.buffer_id)) {
+            *info = umpi__ranges[i].info;
+            umpi__unlock();
+            umpi_cuda_stat_hot(UMPI_CUDA_STAT_range_hits);
+            return UMPI_OK;
+        }
+        umpi_cuda_stat_add(UMPI_CUDA_STAT_buffer_id_changed);
+        umpi__remove(umpi__ranges[i].start, umpi__ranges[i].end);
     }
 
+    uint64_t events = __atomic_load_n(&umpi__vm_events, __ATOMIC_ACQUIRE);
     st = umpi__query(p, info);
     if (st != UMPI_OK)
         goto out;
     if (info->type == UMPI_CUDA_MEM_HOST) {
-        if (umpi_config.cuda_host_cache && !umpi__granule_has_range(p)) {
+        if (umpi__watched && umpi_config.cuda_host_cache && !umpi__granule_has_range(p) &&
+            __atomic_load_n(&umpi__vm_events, __ATOMIC_ACQUIRE) == events) {
             unsigned slot = (unsigned) (p >> UMPI_CUDA_GRANULE_SHIFT) & (UMPI_CUDA_HOST_SLOTS - 1);
             __atomic_store_n(&umpi_cuda_host_slots[slot],
                              umpi_cuda_host_key(p, __atomic_load_n(&umpi_cuda_host_epoch, __ATOMIC_RELAXED)),

@@ -2,8 +2,8 @@
  * Moving bytes between host and device memory with the driver, for the paths that carry device
  * buffers (p2p.c, the collective schedules). Interface: umpi_cuda_copy.h.
  *
- * Every copy goes on one stream of umpi's own (the pipeline pool's first stream, non-blocking, so
- * it never waits for the application's work on the legacy stream) and is waited for with
+ * Every copy goes on one stream of umpi's own (the pipeline pool's first stream, a blocking stream:
+ * umpi_cuda.h, UMPI_CUDA_STREAM_FLAGS, says why) and is waited for with
  * cuStreamSynchronize, or watched with an event by the caller (umpi_cuda_copy_start). The CPU
  * never dereferences a device pointer here.
  *
@@ -23,6 +23,8 @@
 /* Primary contexts umpi retained (devices 0..63), released at finalize. */
 #define UMPI__MAX_DEVICES 64
 static CUcontext umpi__primary[UMPI__MAX_DEVICES];
+/* The event umpi_cuda_fence records and waits for, made on first use and kept. */
+static CUevent umpi__fence_event;
 
 umpi_status_t umpi_cuda_fail(const char *what, CUresult r)
 {
@@ -60,6 +62,9 @@ umpi_status_t umpi_cuda_ctx_ensure(int device)
 
 void umpi_cuda_copy_finalize(void)
 {
+    if (umpi__fence_event != NULL)
+        umpi_cuda_drv.cuEventDestroy(umpi__fence_event);
+    umpi__fence_event = NULL;
     for (int d = 0; d < UMPI__MAX_DEVICES; d++) {
         CUdevice dev;
         if (umpi__primary[d] != NULL && umpi_cuda_drv.cuDeviceGet(&dev, d) == UMPI_CUDA_SUCCESS)
@@ -89,6 +94,35 @@ umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent
         return umpi_cuda_fail("cuEventRecord after a copy", r);
     }
     return UMPI_OK;
+}
+
+umpi_status_t umpi_cuda_fence_start(CUevent ev)
+{
+    CUstream s;
+    umpi_status_t st = umpi_cuda_copy_stream(&s);
+    if (st != UMPI_OK)
+        return st;
+    CUresult r = umpi_cuda_drv.cuEventRecord(ev, s);
+    return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_fail("cuEventRecord (a fence on the legacy stream's work)", r);
+}
+
+umpi_status_t umpi_cuda_fence(void)
+{
+    if (umpi__fence_event == NULL) {
+        umpi_status_t st = umpi_cuda_ctx_ensure(-1);
+        if (st != UMPI_OK)
+            return st;
+        CUresult r = umpi_cuda_drv.cuEventCreate(&umpi__fence_event, UMPI_CU_EVENT_DISABLE_TIMING);
+        if (r != UMPI_CUDA_SUCCESS) {
+            umpi__fence_event = NULL;
+            return umpi_cuda_fail("cuEventCreate for a fence", r);
+        }
+    }
+    umpi_status_t st = umpi_cuda_fence_start(umpi__fence_event);
+    if (st != UMPI_OK)
+        return st;
+    CUresult r = umpi_cuda_drv.cuEventSynchronize(umpi__fence_event);
+    return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_fail("cuEventSynchronize (a fence on the legacy stream's work)", r);
 }
 
 /* Waits for everything queued on the copy stream. */

@@ -204,6 +204,7 @@ void umpi_cuda_finalize(void)
         }
     }
     umpi_cuda_active = 0;
+    umpi_cuda_cache_watched(0);
     umpi_cuda_ipc_finalize();
     umpi_cuda_stage_finalize();
     umpi_cuda_cache_finalize();

@@ -147,7 +147,7 @@ umpi_status_t umpi_nccl_comm_create(const ncclUniqueId *id, int nranks, int rank
         st = umpi__fail("ncclCommInitRank", r, NULL);
         goto fail;
     }
-    CUresult cr = umpi_cuda_drv.cuStreamCreate(&nc->stream, UMPI_CU_STREAM_NON_BLOCKING);
+    CUresult cr = umpi_cuda_drv.cuStreamCreate(&nc->stream, UMPI_CUDA_STREAM_FLAGS);
     if (cr != UMPI_CUDA_SUCCESS) {
         nc->stream = NULL;
         st = umpi_cuda_fail("cuStreamCreate for NCCL", cr);

@@ -149,7 +149,8 @@ struct umpi__chunk_op {
 
 enum { X_SEND = 1, X_RECV };
 enum {
-    S_WAIT_REPLY = 1, /* envelope sent, reply receive posted */
+    S_FENCE = 1,      /* IPC: waiting for the application's legacy-stream work on the buffer */
+    S_WAIT_REPLY,     /* envelope sent, reply receive posted */
     S_PIPE,           /* CTS came: the pipeline runs */
     S_FINISH,         /* the data has gone: waits for the envelope's send to complete */
     R_POSTED,         /* device receive posted into the bounce */
@@ -206,6 +207,9 @@ struct umpi__xfer {
     size_t n, msg_len;         /* bytes moved, message length */
     umpi_cuda_ipc_ref_t *ref;
     unsigned chunks_left;
+    /* a copy into host memory: its first bytes, put in place by the CPU when the copy is done */
+    char head[sizeof(struct umpi_cuda_rts)];
+    size_t head_len;
 };
 
 /* Active transfers, oldest first: the hook handles them in the order they started. */
@@ -609,6 +613,33 @@ static int umpi__same_node(int world)
     return a >= 0 && a == b;
 }
 
+/* Sends x's envelope on ep; the sender then waits for the reply. */
+static void umpi__send_rts(umpi__xfer_t *x, ucp_ep_h ep)
+{
+    x->state = S_WAIT_REPLY;
+    x->nudge_wait = UMPI__NUDGE_FIRST;
+    umpi__pass_now = 0.0; /* a fresh reading: the last pass may be long ago */
+    x->nudge_at = umpi__now() + x->nudge_wait;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__cb_envelope_sent,
+        .user_data = x,
+    };
+    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, &x->rts, sizeof(x->rts), x->env_tag, &p);
+    if (sp == NULL) {
+        x->env_done = 1;
+        x->env_status = UCS_OK;
+    } else if (UCS_PTR_IS_ERR(sp)) {
+        x->env_done = 1;
+        x->env_status = UCS_PTR_STATUS(sp);
+        umpi__fail(x, UMPI_ERR_TRANSPORT, "sending the envelope: %s", ucs_status_string(x->env_status));
+        if (x->reply_ureq != NULL)
+            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
+    } else {
+        x->inflight++;
+    }
+}
+
 /* Large and contiguous: the envelope protocol. */
 static int umpi__send_envelope(const char *src, size_t bytes, int device, int world, ucp_tag_t utag,
                                umpi_comm_t *comm, umpi_request_t *req)
@@ -692,27 +723,18 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     }
     if (!x->reply_arrived)
         x->reply_ureq = sp;
-    x->state = S_WAIT_REPLY;
-    x->nudge_wait = UMPI__NUDGE_FIRST;
-    umpi__pass_now = 0.0; /* a fresh reading: the last pass may be long ago */
-    x->nudge_at = umpi__now() + x->nudge_wait;
-    ucp_request_param_t ep_ = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = umpi__cb_envelope_sent,
-        .user_data = x,
-    };
-    sp = ucp_tag_send_nbx(ep, &x->rts, sizeof(x->rts), x->env_tag, &ep_);
-    if (sp == NULL) {
-        x->env_done = 1;
-        x->env_status = UCS_OK;
-    } else if (UCS_PTR_IS_ERR(sp)) {
-        x->env_done = 1;
-        x->env_status = UCS_PTR_STATUS(sp);
-        umpi__fail(x, UMPI_ERR_TRANSPORT, "sending the envelope: %s", ucs_status_string(x->env_status));
-        if (x->reply_ureq != NULL)
-            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
+    /* Through CUDA IPC the receiver's streams read the buffer, and they are not ordered after this
+     * process's legacy stream: the envelope goes once the application's work queued there before
+     * this send is done (the other kinds copy on this process's own blocking streams). */
+    if (x->rts.kind == UMPI_CUDA_RTS_IPC) {
+        st = umpi__event_get(&x->ev);
+        if (st == UMPI_OK)
+            st = umpi_cuda_fence_start(x->ev);
+        if (st != UMPI_OK)
+            umpi__fail(x, st, "fencing the send buffer: %s", umpi_status_last_msg());
+        x->state = S_FENCE;
     } else {
-        x->inflight++;
+        umpi__send_rts(x, ep);
     }
     st = umpi__activate(x);
     if (st != UMPI_OK)
@@ -750,6 +772,29 @@ int umpi_cuda_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_
 static int umpi__advance_send(umpi__xfer_t *x)
 {
     switch (x->state) {
+    case S_FENCE: {
+        CUresult r = x->err == UMPI_OK ? umpi_cuda_drv.cuEventQuery(x->ev) : UMPI_CUDA_SUCCESS;
+        if (r == UMPI_CUDA_ERROR_NOT_READY)
+            return 0;
+        ucp_ep_h ep;
+        umpi_status_t st = umpi_ucx_ep(x->peer, &ep);
+        if (r != UMPI_CUDA_SUCCESS)
+            st = umpi_cuda_fail("the fence on the send buffer", r);
+        if (x->err == UMPI_OK && st == UMPI_OK) {
+            umpi__send_rts(x, ep);
+            return 1;
+        }
+        /* nothing was sent: the reply receive goes, the send fails */
+        if (st != UMPI_OK)
+            umpi__fail(x, st, "%s", umpi_status_last_msg());
+        x->env_done = 1;
+        x->env_status = UCS_OK;
+        x->nudge_at = 1e300; /* no envelope to nudge about */
+        if (x->reply_ureq != NULL)
+            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
+        x->state = S_WAIT_REPLY;
+        return 1;
+    }
     case S_WAIT_REPLY:
         if (!x->reply_arrived) {
             umpi__maybe_nudge(x);
@@ -985,9 +1030,17 @@ static void umpi__recv_protocol(umpi__xfer_t *x)
             umpi_cuda_stat_add(UMPI_CUDA_STAT_ipc_transfers);
     }
     if (from != NULL) {
+        /* A host buffer may be the buffer of other receives as well (OSU's bandwidth tests post a
+         * window of receives into one buffer): their envelopes land in its first bytes, written by
+         * UCX while this copy may still be running on the GPU. So the GPU writes all but those
+         * bytes, and the CPU puts them in place when the copy is done, in the progress engine,
+         * where UCX writes too (an envelope is read in the callback that tells of its arrival). */
+        x->head_len = !dst_dev && contig ? (x->n < sizeof(x->head) ? x->n : sizeof(x->head)) : 0;
         st = umpi__event_get(&x->ev);
-        if (st == UMPI_OK)
-            st = umpi_cuda_copy_start(x->dst, from, x->n, x->ev);
+        if (st == UMPI_OK && x->head_len > 0)
+            st = umpi_cuda_copy_start(x->head, from, x->head_len, x->ev);
+        if (st == UMPI_OK && x->n > x->head_len)
+            st = umpi_cuda_copy_start(x->dst + x->head_len, from + x->head_len, x->n - x->head_len, x->ev);
         if (st != UMPI_OK) {
             umpi__fail(x, st, "%s", umpi_status_last_msg());
             umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0);
@@ -1097,6 +1150,8 @@ static int umpi__advance_recv(umpi__xfer_t *x)
             umpi_cuda_ipc_release(x->ref);
             x->ref = NULL;
         }
+        if (x->head_len > 0 && r == UMPI_CUDA_SUCCESS)
+            memcpy(x->dst, x->head, x->head_len);
         if (umpi_cuda_is_envelope(x->env_tag)) {
             umpi__reply(x, UMPI_CUDA_REPLY_DONE, 0); /* the sender's buffer is free again */
             x->state = R_FINISH;

@@ -132,7 +132,7 @@ umpi_status_t umpi_cuda_stage_streams(unsigned n, CUstream *out)
         n = UMPI_CUDA_PIPE_MAX_STREAMS;
     umpi__lock();
     while (umpi__nstreams < n) {
-        CUresult r = umpi_cuda_drv.cuStreamCreate(&umpi__streams[umpi__nstreams], UMPI_CU_STREAM_NON_BLOCKING);
+        CUresult r = umpi_cuda_drv.cuStreamCreate(&umpi__streams[umpi__nstreams], UMPI_CUDA_STREAM_FLAGS);
         if (r != UMPI_CUDA_SUCCESS) {
             st = umpi__cu_fail("cuStreamCreate for staged copies", r);
             break;

@@ -57,6 +57,18 @@ void umpi_cuda_get_state(struct umpi_cuda_state *st) UMPI_EXPORT;
 /* "CUDA_ERROR_INVALID_VALUE: invalid argument" for a CUresult, via the driver when it is loaded. */
 const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
 
+/*
+ * The streams umpi queues its own copies and kernels on (the staging pool's, NCCL's) are blocking
+ * streams: the driver runs their work after whatever the application queued before on the legacy
+ * default stream, and the legacy stream's later work after theirs. So a buffer the application
+ * filled or cleared with the synchronous driver calls (cuMemcpy from pageable memory and cuMemset
+ * return before the device has written it) is read or written by umpi only after those writes,
+ * with no host-side wait: what the application sees as done before an MPI call is done for umpi
+ * too. Work on the application's own non-blocking streams is not waited for: as with every
+ * CUDA-aware MPI, the application synchronizes those before handing their buffers to MPI.
+ */
+#define UMPI_CUDA_STREAM_FLAGS UMPI_CU_STREAM_DEFAULT
+
 /* ---- slow-path counters ------------------------------------------------------------------------ */
 
 /*
@@ -221,6 +233,15 @@ int umpi_cuda_validate(const void *ptr, size_t len, struct umpi_cuda_buf_info *i
 /* Drops what the caches know about [ptr, ptr+len): umpi calls it before freeing memory it registered
  * or allocated itself. */
 void umpi_cuda_forget(const void *ptr, size_t len);
+
+/*
+ * Address-space events (classify.c says why the caches need them): umpi_cuda_vm_changed(start, len)
+ * is told of every mapping and unmapping in the process, from the thread that made it, inside
+ * mmap or munmap (it takes no lock that anything mapping memory could hold, and allocates nothing);
+ * umpi_cuda_cache_watched(1) says from then on every one will be told, (0) that they no longer are.
+ */
+void umpi_cuda_vm_changed(uintptr_t start, size_t len);
+void umpi_cuda_cache_watched(int on);
 
 /* classify.c internals that loader.c calls. */
 void umpi_cuda_cache_reset(void);

@@ -32,7 +32,7 @@ struct umpi_cuda_stage {
 umpi_status_t umpi_cuda_stage_get(size_t size, struct umpi_cuda_stage **out);
 /* Back to the pool (kept for the next transfer). */
 void umpi_cuda_stage_put(struct umpi_cuda_stage *s);
-/* The first n of the pool's streams, created (non-blocking) on first use. */
+/* The first n of the pool's streams, created (UMPI_CUDA_STREAM_FLAGS) on first use. */
 umpi_status_t umpi_cuda_stage_streams(unsigned n, CUstream *out);
 /* Frees the pool's buffers and streams: at finalize, when no transfer is left. */
 void umpi_cuda_stage_finalize(void);

@@ -2,9 +2,10 @@
 # they call the driver through umpi's own table); run by test/runtests' gpu suite only where
 # `umpi_info --gpu` finds a GPU, reported SKIP elsewhere. `make check-gpu` runs that suite alone.
 check_PROGRAMS += test/gpu/gpu_classify
-test_gpu_gpu_classify_SOURCES = test/gpu/gpu_classify.c $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
-test_gpu_gpu_classify_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
-test_gpu_gpu_classify_LDADD = $(UMPI_UNIT_LDADD) -ldl
+# (with UCX's address-space events, as under MPI_Init: src/netmod/ucx/vm_events.c)
+test_gpu_gpu_classify_SOURCES = test/gpu/gpu_classify.c src/netmod/ucx/vm_events.c src/netmod/ucx/status.c $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
+test_gpu_gpu_classify_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) $(UCX_CFLAGS)
+test_gpu_gpu_classify_LDADD = $(UMPI_UNIT_LDADD) -ldl $(UCX_LIBS)
 
 # CUDA IPC and the staged pipeline between two processes (fork + socketpair; no MPI needed)
 check_PROGRAMS += test/gpu/gpu_ipc_pipe

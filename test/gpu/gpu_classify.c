@@ -4,7 +4,9 @@
  * it, with the caches answering repeated questions without the driver. Built everywhere, run only
  * where test/runtests finds a GPU (the gpu suite); exits 77 (skipped) if started without one.
  */
+#include "core/umpi_knobs.h"
 #include "cuda/umpi_cuda.h"
+#include "netmod/ucx/umpi_ucx.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -34,6 +36,7 @@ int main(void)
     CUdevice dev;
     unsigned long q;
 
+    umpi_knobs_load(); /* UMPI_CUDA_LIBRARY may name another driver (the fake one, for a dry run) */
     umpi_config.cuda = "1";
     umpi_config.debug = 1;
     if (umpi_cuda_init() != UMPI_OK) {
@@ -42,6 +45,11 @@ int main(void)
     }
     if (!CU(d->cuDeviceGet(&dev, 0)) || !CU(d->cuDevicePrimaryCtxRetain(&ctx, dev)) || !CU(d->cuCtxSetCurrent(ctx)))
         return unit_done("gpu_classify");
+    /* as MPI_Init does: UCX's address-space events keep the caches right (the driver's own
+     * mappings of pinned memory, its reservations where the program's memory was) */
+    umpi_status_t watch = umpi_ucx_vm_watch(umpi_cuda_vm_changed);
+    CHECK(watch == UMPI_OK, "UCX's memory events: %s", watch == UMPI_OK ? "ok" : umpi_status_last_msg());
+    umpi_cuda_cache_watched(watch == UMPI_OK);
 
     SECTION("device memory (cuMemAlloc)")
     {
@@ -124,6 +132,38 @@ int main(void)
                 CU(d->cuMemHostUnregister(r));
             }
             free(r);
+        }
+    }
+
+    SECTION("addresses handed out again as another kind of memory (no umpi_cuda_forget)")
+    {
+        /* The driver gives freed addresses to the next allocation of any kind; classification must
+         * follow without being told (MPI programs never tell it). */
+        for (int round = 0; round < 4; round++) {
+            CUdeviceptr p;
+            void *h;
+            if (!CU(d->cuMemAlloc(&p, MIB)))
+                break;
+            CHECK(umpi_cuda_classify((void *) (uintptr_t) p, 64, &info) == UMPI_OK && info.type == UMPI_CUDA_MEM_DEVICE,
+                  "round %d: device memory at %#llx: type %d", round, (unsigned long long) p, info.type);
+            CU(d->cuMemFree(p));
+            if (!CU(d->cuMemHostAlloc(&h, MIB, UMPI_CU_MEMHOSTALLOC_PORTABLE)))
+                break;
+            CHECK(umpi_cuda_classify(h, 64, &info) == UMPI_OK && info.type == UMPI_CUDA_MEM_HOST_PINNED,
+                  "round %d: pinned host memory at %p (device memory was at %#llx): type %d", round, h,
+                  (unsigned long long) p, info.type);
+            CU(d->cuMemFreeHost(h));
+            char *m = malloc(8 * MIB); /* mmap'ed by malloc, unmapped by free */
+            uintptr_t was = (uintptr_t) m;
+            CHECK(umpi_cuda_classify(m, 64, &info) == UMPI_OK && info.type == UMPI_CUDA_MEM_HOST, "round %d: malloc",
+                  round);
+            free(m);
+            if (!CU(d->cuMemAlloc(&p, 8 * MIB)))
+                break;
+            CHECK(umpi_cuda_classify((void *) (uintptr_t) p, 64, &info) == UMPI_OK && info.type == UMPI_CUDA_MEM_DEVICE,
+                  "round %d: device memory at %#llx (malloc's memory was at %#lx): type %d", round,
+                  (unsigned long long) p, (unsigned long) was, info.type);
+            CU(d->cuMemFree(p));
         }
     }
 

@@ -107,7 +107,23 @@ static struct fake_alloc *fake_add(uintptr_t start, size_t size, unsigned memtyp
 
 static void fake_free(struct fake_alloc *a) { a->live = 0; }
 
-/* A fresh active fake driver, empty caches, no fake allocations. */
+/* The driver maps memory the CPU reaches (pinned host) into the process: an address-space event,
+ * which UCX's hooks deliver to umpi_cuda_vm_changed under MPI_Init. */
+static struct fake_alloc *fake_map(uintptr_t start, size_t size, unsigned memtype, unsigned long long id)
+{
+    struct fake_alloc *a = fake_add(start, size, memtype, -2, id);
+    umpi_cuda_vm_changed(start, size);
+    return a;
+}
+
+static void fake_unmap(struct fake_alloc *a)
+{
+    a->live = 0;
+    umpi_cuda_vm_changed(a->start, a->size);
+}
+
+/* A fresh active fake driver, empty caches, no fake allocations; address-space events are watched
+ * (as MPI_Init arranges where UCX's memory hooks work). */
 static void fake_start(void)
 {
     struct umpi_cuda_driver d = fake_driver();
@@ -120,6 +136,7 @@ static void fake_start(void)
     umpi_config.cuda_host_cache = 1;
     umpi_cuda_finalize();
     umpi_cuda_setup(NULL, &d);
+    umpi_cuda_cache_watched(1);
 }
 
 /* Driver calls made by one classification. */
@@ -362,6 +379,51 @@ static void test_classify(void)
         CHECK(calls(h, 8, &info, NULL) == 1, "host asked again after a new device range");
         umpi_cuda_forget((void *) DEV, 4096);
         CHECK(calls((void *) DEV, 8, &info, NULL) == 1 && info.type == UMPI_CUDA_MEM_DEVICE, "forgotten range");
+    }
+
+    SECTION("classify: address-space events drop what they touch")
+    {
+        fake_start();
+        /* a host granule, cached; its memory unmapped and the driver's device memory there */
+        uintptr_t g = DEV + 64 * GRANULE;
+        struct fake_alloc *host = fake_map(g, 4096, 0, 0); /* memtype 0: what the driver says of host memory */
+        CHECK(calls((void *) g, 8, &info, NULL) == 1 && info.type == UMPI_CUDA_MEM_HOST, "host");
+        CHECK(calls((void *) (g + 100), 8, &info, NULL) == 0, "its granule cached");
+        fake_unmap(host);
+        fake_add(g, 1 << 20, UMPI_CU_MEMORYTYPE_DEVICE, 0, 50);
+        umpi_cuda_vm_changed(g, 1 << 20); /* the driver's reservation there */
+        CHECK(calls((void *) g, 8, &info, NULL) == 1 && info.type == UMPI_CUDA_MEM_DEVICE,
+              "the granule is asked again: device memory now (type %d)", info.type);
+        /* device memory freed, its addresses handed out again as pinned host memory (mapped: an event) */
+        fake_free(&fake_allocs[1]);
+        struct fake_alloc *pin = fake_map(g, 1 << 20, UMPI_CU_MEMORYTYPE_HOST, 51);
+        CHECK(calls((void *) g, 8, &info, NULL) == 1 && info.type == UMPI_CUDA_MEM_HOST_PINNED && info.buffer_id == 51,
+              "pinned host memory where device memory was: type %d id %llu", info.type, info.buffer_id);
+        /* and back: freed (unmapped), device memory again */
+        fake_unmap(pin);
+        fake_add(g, 1 << 20, UMPI_CU_MEMORYTYPE_DEVICE, 0, 52);
+        CHECK(calls((void *) g, 8, &info, NULL) == 1 && info.type == UMPI_CUDA_MEM_DEVICE && info.buffer_id == 52,
+              "device memory where pinned memory was: type %d id %llu", info.type, info.buffer_id);
+        CHECK(calls((void *) (g + 64), 8, &info, NULL) == 0, "then cached");
+        /* an event far from every cached range drops nothing */
+        umpi_cuda_vm_changed(DEV + 1000 * GRANULE, 4096);
+        CHECK(calls((void *) g, 8, &info, NULL) == 0, "an unrelated event: still cached");
+    }
+
+    SECTION("classify: without address-space events every answer is checked")
+    {
+        fake_start();
+        umpi_cuda_cache_watched(0);
+        CHECK(calls(h, 100, &info, NULL) == 1 && calls(h, 100, &info, NULL) == 1,
+              "host memory: asked each time (no granule cache)");
+        struct fake_alloc *a = fake_add(DEV, 1 << 20, UMPI_CU_MEMORYTYPE_DEVICE, 0, 60);
+        CHECK(calls((void *) DEV, 8, &info, NULL) == 1 && info.buffer_id == 60, "device");
+        CHECK(calls((void *) (DEV + 8), 8, &info, NULL) == 1 && info.buffer_id == 60,
+              "a range hit costs one check of the buffer id");
+        fake_free(a);
+        fake_add(DEV, 1 << 20, UMPI_CU_MEMORYTYPE_HOST, -2, 61); /* no event told of it */
+        CHECK(calls((void *) (DEV + 8), 8, &info, NULL) == 2 && info.type == UMPI_CUDA_MEM_HOST_PINNED &&
+              info.buffer_id == 61, "a changed id: asked again (pinned now, type %d)", info.type);
     }
 
     SECTION("classify: driver failure")

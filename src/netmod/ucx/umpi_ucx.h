@@ -57,6 +57,11 @@ extern struct umpi_ucx umpi_ucx;
 umpi_status_t umpi_ucx_init(int thread_level, int world_size);
 /* Flushes and closes every endpoint, then destroys worker and context. */
 void umpi_ucx_finalize(void);
+/* Calls changed(start, len) for every range of the address space mapped or unmapped from now on,
+ * in the thread that does it (vm_events.c); UMPI_OK when UCX's memory hooks deliver such events.
+ * umpi_ucx_vm_unwatch stops it. */
+umpi_status_t umpi_ucx_vm_watch(void (*changed)(uintptr_t start, size_t len));
+void umpi_ucx_vm_unwatch(void);
 
 /* Translates a UCX status into ours, recording "<what>: <UCX's text>" as the cause. */
 umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what);
