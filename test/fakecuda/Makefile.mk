@@ -4,12 +4,21 @@
 # dlopen'ed by path, never installed, and must not depend on libtool's layout.
 check_DATA = test/fakecuda/libcuda_fake.so
 CLEANFILES += test/fakecuda/libcuda_fake.so
-EXTRA_DIST += test/fakecuda/fakecuda.c test/fakecuda/README.md test/fakegpu
+EXTRA_DIST += test/fakecuda/fakecuda.c test/fakecuda/fakecuda_exec.c test/fakecuda/fakecuda.h \
+	test/fakecuda/README.md test/fakegpu
+# The kernels it runs are umpi's own bodies on the CPU (test/unit/kern_emu.cc, host C++).
+FAKECUDA_SRC = $(top_srcdir)/test/fakecuda/fakecuda.c $(top_srcdir)/test/fakecuda/fakecuda_exec.c
 
-test/fakecuda/libcuda_fake.so: $(top_srcdir)/test/fakecuda/fakecuda.c $(top_srcdir)/src/cuda/umpi_cuda_drv.h
+test/fakecuda/libcuda_fake.so: $(FAKECUDA_SRC) $(top_srcdir)/test/fakecuda/fakecuda.h \
+		$(top_srcdir)/src/cuda/umpi_cuda_drv.h $(top_srcdir)/test/unit/kern_emu.cc $(top_srcdir)/test/unit/kern_emu.h \
+		$(top_srcdir)/src/cuda/kern_body.h $(top_srcdir)/src/cuda/kern_args.h
 	@mkdir -p test/fakecuda
+	$(AM_V_CXX)$(CXX) $(CXXFLAGS) -fPIC -fvisibility=hidden -fno-exceptions -fno-rtti -D_GNU_SOURCE \
+		-I$(top_srcdir)/src -I$(top_builddir)/src -I$(top_srcdir)/include -I$(top_builddir)/include \
+		-c -o test/fakecuda/kern_emu.o $(top_srcdir)/test/unit/kern_emu.cc
 	$(AM_V_CC)$(CC) $(CFLAGS) -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -D_GNU_SOURCE \
-		-I$(top_srcdir)/src -o $@ $(top_srcdir)/test/fakecuda/fakecuda.c -lpthread
+		-I$(top_srcdir)/src -I$(top_srcdir)/test/unit -o $@ $(FAKECUDA_SRC) test/fakecuda/kern_emu.o -lpthread -lm
+	@rm -f test/fakecuda/kern_emu.o
 
 # --- issue 5, part nccl: the fake NCCL (libnccl_fake.so) on the fake driver, which the fakegpu suite
 # names in UMPI_NCCL_LIBRARY; same rules as the fake driver ---

@@ -3,107 +3,84 @@
  * (`make check` builds it; UMPI_CUDA_LIBRARY names it; test/fakecuda/README.md). Test-only.
  *
  * It exports the driver entry points umpi's table needs (src/cuda/umpi_cuda_drv.h), under the
- * versioned names libcuda.so.1 exports, and behaves like the driver where umpi depends on it:
+ * versioned names libcuda.so.1 exports, and behaves like the driver where correctness depends on
+ * it, never kinder: a program that passes here may still fail on a GPU, but every way of using the
+ * driver that the documentation does not promise to work fails here too, where we could model it.
  *
- * - Device memory the CPU cannot touch. One large PROT_NONE reservation (64 GiB of address space,
- *   nothing committed) stands for the GPU's unified address range; every device allocation gets
- *   addresses inside it and a memfd behind it, mapped read-write only at a private alias that the
- *   fake's copies go through. A CPU load or store through a device pointer (in umpi, in UCX, in
- *   a test) is a segmentation fault: every missed device check fails a test.
- * - Pointer attributes: memory type, buffer id (unique per allocation, new after free +
- *   realloc, and addresses are reused first-fit, so a freed range comes back with a new id), range
- *   start and size, managed, legacy-IPC capable, mapped, memory pool.
- * - Pinned host (cuMemHostAlloc, cuMemHostRegister) and managed memory (CPU-accessible) are
- *   reported as such.
- * - Streams and events: copies are queued per stream and run in order, only when something waits
- *   for them: cuStreamSynchronize, cuEventSynchronize, or an event or stream query that has
- *   answered CUDA_ERROR_NOT_READY FAKECUDA_DELAY times (default 2). Code that reads a copy's
- *   destination before its event completed reads stale data. Copies to or from pageable host
- *   memory run at once (the driver stages them synchronously).
+ * This file: memory. fakecuda_exec.c: streams, events, copies, kernels (and the thread that runs
+ * them later, in an order that changes from run to run).
+ *
+ * - The unified address range. Device, pool, managed and pinned host allocations and IPC mappings
+ *   all take their addresses from one space, as under UVA: segments reserved with mmap(NULL) on
+ *   demand, a segment the size the allocation needs (so the kernel puts it wherever it likes,
+ *   also where the program's own memory was unmapped a moment ago, as the driver's reservations
+ *   land), allocations first-fit inside them, so that a freed range comes back, to any kind of
+ *   memory (a device buffer's addresses as pinned host memory, say), with a new buffer id.
+ * - Device memory the CPU cannot touch: a device allocation is a memfd mapped PROT_NONE at its
+ *   GPU address (and read-write at a private alias the fake's copies use), so a load or store
+ *   through a device pointer anywhere in the process is a segmentation fault; kernels open the
+ *   mappings while they run (fk_device_window).
+ * - Pointer attributes as the driver gives them (fakecuda_attrs below).
  * - A current context is required for allocations, copies, streams, events and IPC
  *   (CUDA_ERROR_INVALID_CONTEXT otherwise), per thread, as with the driver.
  * - CUDA IPC between processes: a handle names (pid, fd of the memfd, buffer id, size); the
  *   importer opens /proc/PID/fd/FD, checks that the file is still that allocation, and maps it at
- *   new device addresses. Opening an allocation this process has open already is
+ *   new GPU addresses. Opening an allocation this process has open already is
  *   CUDA_ERROR_ALREADY_MAPPED; a handle of freed memory or of this process fails.
+ * - Frees (cuMemFree, cuMemFreeHost, cuMemHostUnregister, cuIpcCloseMemHandle) first wait for all
+ *   queued work, as the driver's do.
  *
  * Environment (of the process that loads it):
- *   FAKECUDA_DELAY=N     queries answering NOT_READY before a queued copy runs (default 2)
+ *   FAKECUDA_DELAY=N     the executor waits up to N microseconds (random) before each queued
+ *                        operation (default 20; 0: as soon as it can, still from its own thread)
+ *   FAKECUDA_SEED=N      the executor's random choices (default: from the clock and the pid)
  *   FAKECUDA_IPC=ok|noget|noopen   cuIpcGetMemHandle or cuIpcOpenMemHandle fails (default ok)
  *   FAKECUDA_DEVICES=N   devices reported (default 1)
- *   FAKECUDA_VA_GB=N     the device address range reserved, in GiB (default 64; less under valgrind)
+ *   FAKECUDA_VA_GB=N     the most GiB of GPU addresses reserved (default 64)
  *   FAKECUDA_REPORT=1    print what is still allocated when the process exits
  *
  * fakecuda_counts() (not a driver function) tells tests what is live, to check for leaks.
  */
-#include "cuda/umpi_cuda_drv.h"
+#include "fakecuda.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-
-enum {
-    FAKE_ERR_INVALID_VALUE = 1,
-    FAKE_ERR_OUT_OF_MEMORY = 2,
-    FAKE_ERR_NOT_INITIALIZED = 3,
-    FAKE_ERR_INVALID_CONTEXT = 201,
-    FAKE_ERR_ALREADY_MAPPED = 208,
-    FAKE_ERR_NO_BINARY_FOR_GPU = 209,
-    FAKE_ERR_INVALID_HANDLE = 400,
-    FAKE_ERR_NOT_READY = 600,
-    FAKE_ERR_NOT_SUPPORTED = 801,
-};
-
-/* ---- state ------------------------------------------------------------------------------------ */
+struct fakecuda fk = { .lock = PTHREAD_MUTEX_INITIALIZER, .ndevices = 1, .delay_us = 20 };
+__thread int fk_current_ctx;
 
 #define PAGE ((size_t) 4096)
-static size_t VA_SIZE = (size_t) 64 << 30; /* FAKECUDA_VA_GB */
+#define SEG_ALIGN ((size_t) 2 << 20) /* the GPU's large page: reservations come in multiples of it */
 
-enum { K_DEVICE, K_POOL, K_IMPORT, K_MANAGED, K_PINNED, K_REGISTERED };
-
-struct range {
-    uintptr_t start;
-    size_t size;           /* as asked (what RANGE_SIZE reports) */
-    size_t mapped;         /* page-rounded */
-    int kind;
-    unsigned long long id;
-    char *alias;           /* device kinds: where the bytes are */
-    int fd;                /* device kinds: the memfd (-1 for imports) */
-    pid_t owner;           /* imports: the exporting process */
-    unsigned long long owner_id;
-};
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct range *ranges;      /* sorted by start, disjoint */
+static struct range *ranges;      /* every known range, sorted by start, disjoint */
 static size_t nranges, cap;
-static uintptr_t va_base;         /* the reservation */
 static unsigned long long next_id = 1;
-static int initialized, delay = 2, ndevices = 1, ipc_mode; /* 0 ok, 1 noget, 2 noopen */
-static __thread int current_ctx; /* 0: none; d+1: device d's primary context */
+static int ipc_mode;              /* 0 ok, 1 noget, 2 noopen */
+static size_t va_limit;           /* FAKECUDA_VA_GB */
 
-struct fakecuda_counts {
-    long device_allocs, pinned_allocs, registered, managed_allocs, imports, streams, events;
-    long copies, ipc_opens, ipc_closes;
+/* The reserved GPU address segments, sorted by base. */
+struct segment {
+    uintptr_t base;
+    size_t size;
 };
-static struct fakecuda_counts counts;
+static struct segment *segs;
+static size_t nsegs, segcap, va_reserved;
 
 EXPORT void fakecuda_counts(struct fakecuda_counts *out);
 void fakecuda_counts(struct fakecuda_counts *out)
 {
-    pthread_mutex_lock(&lock);
-    *out = counts;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&fk.lock);
+    *out = fk.counts;
+    pthread_mutex_unlock(&fk.lock);
 }
 
-static const char *env(const char *name, const char *def)
+const char *fk_env(const char *name, const char *def)
 {
     const char *v = getenv(name);
     return v != NULL && *v ? v : def;
@@ -111,15 +88,15 @@ static const char *env(const char *name, const char *def)
 
 static void report(void)
 {
-    if (strcmp(env("FAKECUDA_REPORT", "0"), "1") != 0)
+    if (strcmp(fk_env("FAKECUDA_REPORT", "0"), "1") != 0)
         return;
+    struct fakecuda_counts *c = &fk.counts;
     fprintf(stderr, "fakecuda[%d]: at exit: %ld device, %ld pinned, %ld registered, %ld managed allocations, "
-            "%ld IPC mappings, %ld streams, %ld events live\n", (int) getpid(), counts.device_allocs,
-            counts.pinned_allocs, counts.registered, counts.managed_allocs, counts.imports, counts.streams,
-            counts.events);
+            "%ld IPC mappings, %ld streams, %ld events live (executor seed %u)\n", (int) getpid(), c->device_allocs,
+            c->pinned_allocs, c->registered, c->managed_allocs, c->imports, c->streams, c->events, fk.seed);
 }
 
-/* ---- ranges --------------------------------------------------------------------------------- */
+/* ---- ranges ----------------------------------------------------------------------------------- */
 
 static size_t find(uintptr_t p)
 {
@@ -134,8 +111,7 @@ static size_t find(uintptr_t p)
     return lo;
 }
 
-/* The range holding p (within its reported size), or NULL. */
-static struct range *lookup(uintptr_t p)
+struct range *fk_lookup(uintptr_t p)
 {
     size_t i = find(p);
     if (i < nranges && ranges[i].start <= p && p < ranges[i].start + ranges[i].size)
@@ -172,18 +148,97 @@ static int is_device_kind(int k)
     return k == K_DEVICE || k == K_POOL || k == K_IMPORT;
 }
 
-/* First fit in the reservation: freed addresses are handed out again, as the driver does. */
+/* ---- the unified address range ---------------------------------------------------------------- */
+
+static int in_segments(uintptr_t p)
+{
+    for (size_t i = 0; i < nsegs; i++)
+        if (p >= segs[i].base && p < segs[i].base + segs[i].size)
+            return 1;
+    return 0;
+}
+
+/* A new segment of at least `need` bytes, wherever the kernel puts it. */
+static int reserve(size_t need)
+{
+    size_t size = (need + SEG_ALIGN - 1) & ~(SEG_ALIGN - 1);
+    if (va_reserved + size > va_limit)
+        return -1;
+    if (nsegs == segcap) {
+        size_t c = segcap ? 2 * segcap : 16;
+        struct segment *n = realloc(segs, c * sizeof(*n));
+        if (n == NULL)
+            return -1;
+        segs = n;
+        segcap = c;
+    }
+    char *p = mmap(NULL, size + SEG_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    uintptr_t base = ((uintptr_t) p + SEG_ALIGN - 1) & ~(uintptr_t) (SEG_ALIGN - 1);
+    if (base > (uintptr_t) p)
+        munmap(p, base - (uintptr_t) p);
+    if ((uintptr_t) p + size + SEG_ALIGN > base + size)
+        munmap((char *) (base + size), (uintptr_t) p + size + SEG_ALIGN - (base + size));
+    size_t i = 0;
+    while (i < nsegs && segs[i].base < base)
+        i++;
+    memmove(&segs[i + 1], &segs[i], (nsegs - i) * sizeof(*segs));
+    segs[i] = (struct segment){ base, size };
+    nsegs++;
+    va_reserved += size;
+    return 0;
+}
+
+/* First fit among the segments (lowest address first), reserving a new one when none has room. */
 static uintptr_t va_alloc(size_t mapped)
 {
-    uintptr_t at = va_base;
-    for (size_t i = 0; i < nranges; i++) {
-        if (!is_device_kind(ranges[i].kind))
-            continue;
-        if (ranges[i].start >= at + mapped)
+    for (int attempt = 0; attempt < 2; attempt++) {
+        for (size_t s = 0; s < nsegs; s++) {
+            uintptr_t at = segs[s].base, end = segs[s].base + segs[s].size;
+            for (size_t i = find(at); i < nranges && ranges[i].start < end; i++) {
+                if (ranges[i].kind == K_REGISTERED)
+                    continue;
+                if (ranges[i].start >= at + mapped)
+                    break;
+                at = ranges[i].start + ranges[i].mapped;
+            }
+            if (at + mapped <= end)
+                return at;
+        }
+        if (attempt == 0 && reserve(mapped) != 0)
             break;
-        at = ranges[i].start + ranges[i].mapped;
     }
-    return at + mapped <= va_base + VA_SIZE ? at : 0;
+    return 0;
+}
+
+/* Gives [start, start+mapped) back to the reservation (no access, nothing committed). */
+static void va_release(uintptr_t start, size_t mapped)
+{
+    mmap((void *) start, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+void fk_device_window(int open)
+{
+    for (size_t i = 0; i < nranges; i++)
+        if (is_device_kind(ranges[i].kind))
+            mprotect((void *) ranges[i].start, ranges[i].mapped, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+char *fk_resolve(uintptr_t p, size_t n, int *cls)
+{
+    const struct range *r = fk_lookup(p);
+    *cls = CL_PAGEABLE;
+    if (r == NULL)
+        return in_segments(p) ? NULL : (char *) p; /* GPU addresses of no allocation: freed */
+    if (n > r->size - (p - r->start))
+        return NULL;
+    if (is_device_kind(r->kind)) {
+        *cls = CL_DEVICE;
+        return r->alias + (p - r->start);
+    }
+    *cls = r->kind == K_MANAGED ? CL_MANAGED : CL_PINNED;
+    return (char *) p;
 }
 
 /* ---- init, devices, contexts, errors ----------------------------------------------------------- */
@@ -191,46 +246,43 @@ static uintptr_t va_alloc(size_t mapped)
 EXPORT CUresult cuInit(unsigned int flags)
 {
     (void) flags;
-    pthread_mutex_lock(&lock);
-    if (!initialized) {
-        VA_SIZE = (size_t) atoi(env("FAKECUDA_VA_GB", "64")) << 30;
-        void *p = mmap(NULL, VA_SIZE + ((size_t) 2 << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
-        if (p == MAP_FAILED) {
-            pthread_mutex_unlock(&lock);
-            return FAKE_ERR_OUT_OF_MEMORY;
-        }
-        va_base = ((uintptr_t) p + ((2u << 20) - 1)) & ~(uintptr_t) ((2u << 20) - 1);
-        delay = atoi(env("FAKECUDA_DELAY", "2"));
-        ndevices = atoi(env("FAKECUDA_DEVICES", "1"));
-        const char *ipc = env("FAKECUDA_IPC", "ok");
+    pthread_mutex_lock(&fk.lock);
+    if (!fk.initialized) {
+        va_limit = (size_t) atoi(fk_env("FAKECUDA_VA_GB", "64")) << 30;
+        fk.delay_us = atoi(fk_env("FAKECUDA_DELAY", "20"));
+        fk.ndevices = atoi(fk_env("FAKECUDA_DEVICES", "1"));
+        const char *seed = getenv("FAKECUDA_SEED");
+        fk.seed = seed != NULL && *seed ? (unsigned) strtoul(seed, NULL, 0)
+                                        : (unsigned) time(NULL) * 2654435761u ^ (unsigned) getpid();
+        const char *ipc = fk_env("FAKECUDA_IPC", "ok");
         ipc_mode = strcmp(ipc, "noget") == 0 ? 1 : strcmp(ipc, "noopen") == 0 ? 2 : 0;
         atexit(report);
-        initialized = 1;
+        fk.initialized = 1;
+        fk_exec_init();
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fk.lock);
     return 0;
 }
 
 EXPORT CUresult cuDriverGetVersion(int *v)
 {
-    *v = 12040;
+    *v = 13000;
     return 0;
 }
 
 EXPORT CUresult cuDeviceGetCount(int *n)
 {
-    if (!initialized)
+    if (!fk.initialized)
         return FAKE_ERR_NOT_INITIALIZED;
-    *n = ndevices;
+    *n = fk.ndevices;
     return 0;
 }
 
 EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
 {
-    if (!initialized)
+    if (!fk.initialized)
         return FAKE_ERR_NOT_INITIALIZED;
-    if (ordinal < 0 || ordinal >= ndevices)
+    if (ordinal < 0 || ordinal >= fk.ndevices)
         return FAKE_ERR_INVALID_VALUE;
     *d = ordinal;
     return 0;
@@ -244,9 +296,9 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 {
-    if (!initialized)
+    if (!fk.initialized)
         return FAKE_ERR_NOT_INITIALIZED;
-    if (d < 0 || d >= ndevices)
+    if (d < 0 || d >= fk.ndevices)
         return FAKE_ERR_INVALID_VALUE;
     *ctx = (CUcontext) (uintptr_t) (d + 1);
     return 0;
@@ -254,27 +306,39 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d)
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
-    return d >= 0 && d < ndevices ? 0 : FAKE_ERR_INVALID_VALUE;
+    return d >= 0 && d < fk.ndevices ? 0 : FAKE_ERR_INVALID_VALUE;
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx)
 {
-    *ctx = (CUcontext) (uintptr_t) current_ctx;
+    *ctx = (CUcontext) (uintptr_t) fk_current_ctx;
     return 0;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     uintptr_t c = (uintptr_t) ctx;
-    if (c > (uintptr_t) ndevices)
+    if (c > (uintptr_t) fk.ndevices)
         return FAKE_ERR_INVALID_CONTEXT;
-    current_ctx = (int) c;
+    fk_current_ctx = (int) c;
     return 0;
 }
 
-static int need_ctx(void)
+EXPORT CUresult cuCtxGetDevice(CUdevice *d)
 {
-    return initialized && current_ctx != 0;
+    if (!fk_need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    *d = fk_current_ctx - 1;
+    return 0;
+}
+
+EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id)
+{
+    uintptr_t c = (uintptr_t) ctx;
+    if (c == 0 || c > (uintptr_t) fk.ndevices)
+        return FAKE_ERR_INVALID_CONTEXT;
+    *id = (unsigned long long) c;
+    return 0;
 }
 
 EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
@@ -288,6 +352,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
     case FAKE_ERR_ALREADY_MAPPED: *s = "CUDA_ERROR_ALREADY_MAPPED"; break;
     case FAKE_ERR_NO_BINARY_FOR_GPU: *s = "CUDA_ERROR_NO_BINARY_FOR_GPU"; break;
     case FAKE_ERR_INVALID_HANDLE: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
+    case FAKE_ERR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
     case FAKE_ERR_NOT_READY: *s = "CUDA_ERROR_NOT_READY"; break;
     case FAKE_ERR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
     default: *s = NULL; return FAKE_ERR_INVALID_VALUE;
@@ -300,12 +365,13 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
     switch (r) {
     case 0: *s = "no error"; break;
     case FAKE_ERR_INVALID_VALUE: *s = "invalid argument"; break;
-    case FAKE_ERR_NO_BINARY_FOR_GPU: *s = "no kernel image for this device (the fake GPU runs no GPU code)"; break;
+    case FAKE_ERR_NO_BINARY_FOR_GPU: *s = "no kernel image is available for execution on the device"; break;
     case FAKE_ERR_OUT_OF_MEMORY: *s = "out of memory"; break;
     case FAKE_ERR_NOT_INITIALIZED: *s = "initialization error"; break;
     case FAKE_ERR_INVALID_CONTEXT: *s = "invalid device context (no current context in this thread)"; break;
     case FAKE_ERR_ALREADY_MAPPED: *s = "resource already mapped"; break;
     case FAKE_ERR_INVALID_HANDLE: *s = "invalid resource handle"; break;
+    case FAKE_ERR_NOT_FOUND: *s = "named symbol not found"; break;
     case FAKE_ERR_NOT_READY: *s = "device not ready"; break;
     case FAKE_ERR_NOT_SUPPORTED: *s = "operation not supported (FAKECUDA_IPC)"; break;
     default: *s = NULL; return FAKE_ERR_INVALID_VALUE;
@@ -313,41 +379,72 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
     return 0;
 }
 
+EXPORT CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice d)
+{
+    if (!fk.initialized)
+        return FAKE_ERR_NOT_INITIALIZED;
+    if (d < 0 || d >= fk.ndevices)
+        return FAKE_ERR_INVALID_VALUE;
+    switch (attrib) {
+    case 16: *value = 4; return 0;    /* multiprocessors */
+    case 75: *value = 9; return 0;    /* compute capability major */
+    case 76: *value = 0; return 0;    /* minor */
+    default: return FAKE_ERR_INVALID_VALUE;
+    }
+}
+
 /* ---- allocations ------------------------------------------------------------------------------ */
+
+/* Device memory: a memfd, PROT_NONE at its GPU address, read-write at the alias. Under the lock. */
+static CUresult map_device(struct range *r)
+{
+    r->alias = mmap(NULL, r->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+    if (r->alias == MAP_FAILED) {
+        r->alias = NULL;
+        return FAKE_ERR_OUT_OF_MEMORY;
+    }
+    r->start = va_alloc(r->mapped);
+    if (r->start == 0 ||
+        mmap((void *) r->start, r->mapped, PROT_NONE, MAP_SHARED | MAP_FIXED, r->fd, 0) == MAP_FAILED) {
+        if (r->start != 0)
+            va_release(r->start, r->mapped);
+        munmap(r->alias, r->mapped);
+        r->alias = NULL;
+        return FAKE_ERR_OUT_OF_MEMORY;
+    }
+    if (insert(r) != 0) {
+        va_release(r->start, r->mapped);
+        munmap(r->alias, r->mapped);
+        r->alias = NULL;
+        return FAKE_ERR_OUT_OF_MEMORY;
+    }
+    return 0;
+}
 
 static CUresult dev_alloc(CUdeviceptr *dptr, size_t bytes, int kind)
 {
-    if (!need_ctx())
+    if (!fk_need_ctx())
         return FAKE_ERR_INVALID_CONTEXT;
     if (bytes == 0)
         return FAKE_ERR_INVALID_VALUE;
-    size_t mapped = (bytes + PAGE - 1) & ~(PAGE - 1);
-    pthread_mutex_lock(&lock);
-    struct range r = { .size = bytes, .mapped = mapped, .kind = kind, .id = next_id++, .fd = -1 };
+    pthread_mutex_lock(&fk.lock);
+    struct range r = { .size = bytes, .mapped = (bytes + PAGE - 1) & ~(PAGE - 1), .kind = kind, .id = next_id++ };
     char name[64];
     snprintf(name, sizeof(name), "fakecuda-%llu", r.id);
     r.fd = memfd_create(name, MFD_CLOEXEC);
-    if (r.fd < 0 || ftruncate(r.fd, (off_t) mapped) != 0)
-        goto fail;
-    r.alias = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
-    if (r.alias == MAP_FAILED) {
-        r.alias = NULL;
-        goto fail;
+    CUresult rc = FAKE_ERR_OUT_OF_MEMORY;
+    if (r.fd >= 0 && ftruncate(r.fd, (off_t) r.mapped) == 0)
+        rc = map_device(&r);
+    if (rc != 0) {
+        if (r.fd >= 0)
+            close(r.fd);
+        pthread_mutex_unlock(&fk.lock);
+        return rc;
     }
-    r.start = va_alloc(mapped);
-    if (r.start == 0 || insert(&r) != 0)
-        goto fail;
-    counts.device_allocs++;
-    pthread_mutex_unlock(&lock);
+    fk.counts.device_allocs++;
+    pthread_mutex_unlock(&fk.lock);
     *dptr = r.start;
     return 0;
-fail:
-    if (r.alias != NULL)
-        munmap(r.alias, mapped);
-    if (r.fd >= 0)
-        close(r.fd);
-    pthread_mutex_unlock(&lock);
-    return FAKE_ERR_OUT_OF_MEMORY;
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
@@ -355,184 +452,179 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
     return dev_alloc(dptr, bytes, K_DEVICE);
 }
 
+/* Stream-ordered allocation: the address is good at once; the pool's memory is not IPC-capable. */
 EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
 {
     (void) s;
     return dev_alloc(dptr, bytes, K_POOL);
 }
 
-static CUresult dev_free(CUdeviceptr p, int import)
+/* Memory with a GPU address given back (the executor's work on it drained first). */
+static CUresult va_free(uintptr_t p, int kind_a, int kind_b)
 {
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    pthread_mutex_lock(&lock);
-    struct range *r = lookup(p);
-    if (r == NULL || r->start != p || !is_device_kind(r->kind) || (r->kind == K_IMPORT) != import) {
-        pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&fk.lock);
+    struct range *r = fk_lookup(p);
+    if (r == NULL || r->start != p || (r->kind != kind_a && r->kind != kind_b)) {
+        pthread_mutex_unlock(&fk.lock);
         return FAKE_ERR_INVALID_VALUE;
     }
-    munmap(r->alias, r->mapped);
+    fk_drain_all();
+    r = fk_lookup(p);
+    if (r->alias != NULL)
+        munmap(r->alias, r->mapped);
     if (r->fd >= 0)
         close(r->fd);
-    if (import) {
-        counts.imports--;
-        counts.ipc_closes++;
-    } else {
-        counts.device_allocs--;
+    va_release(r->start, r->mapped);
+    switch (r->kind) {
+    case K_IMPORT: fk.counts.imports--; fk.counts.ipc_closes++; break;
+    case K_PINNED: fk.counts.pinned_allocs--; break;
+    case K_MANAGED: fk.counts.managed_allocs--; break;
+    default: fk.counts.device_allocs--; break;
     }
     erase(r);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fk.lock);
     return 0;
 }
 
-static CUresult managed_free(CUdeviceptr p);
-
+/* cuMemFree frees device, pool and managed memory. */
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
-    if (p < va_base || p >= va_base + VA_SIZE)
-        return managed_free(p); /* cuMemFree frees managed memory too */
-    return dev_free(p, 0);
+    if (!fk_need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fk.lock);
+    struct range *r = fk_lookup(p);
+    int kind = r != NULL ? r->kind : -1;
+    pthread_mutex_unlock(&fk.lock);
+    if (kind == K_MANAGED)
+        return va_free(p, K_MANAGED, K_MANAGED);
+    return va_free(p, K_DEVICE, K_POOL);
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
     (void) s;
-    return dev_free(p, 0);
+    if (!fk_need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    return va_free(p, K_DEVICE, K_POOL);
 }
 
-static CUresult host_range(void *p, size_t bytes, int kind)
+/* Host memory the driver allocates (pinned, managed): read-write at addresses of the unified range. */
+static CUresult host_alloc(void **p, size_t bytes, int kind)
 {
-    pthread_mutex_lock(&lock);
-    struct range r = { .start = (uintptr_t) p, .size = bytes, .kind = kind, .id = next_id++, .fd = -1 };
-    size_t i = find(r.start);
-    if (i < nranges && ranges[i].start < r.start + bytes) {
-        pthread_mutex_unlock(&lock);
-        return FAKE_ERR_INVALID_VALUE; /* overlaps a known range: registered twice */
-    }
-    int rc = insert(&r);
-    if (rc == 0) {
-        if (kind == K_PINNED)
-            counts.pinned_allocs++;
-        else if (kind == K_REGISTERED)
-            counts.registered++;
-        else
-            counts.managed_allocs++;
-    }
-    pthread_mutex_unlock(&lock);
-    return rc == 0 ? 0 : FAKE_ERR_OUT_OF_MEMORY;
-}
-
-static CUresult host_unrange(void *p, int kind)
-{
-    pthread_mutex_lock(&lock);
-    struct range *r = lookup((uintptr_t) p);
-    if (r == NULL || r->start != (uintptr_t) p || r->kind != kind) {
-        pthread_mutex_unlock(&lock);
+    if (!fk_need_ctx())
+        return FAKE_ERR_INVALID_CONTEXT;
+    if (bytes == 0)
         return FAKE_ERR_INVALID_VALUE;
+    pthread_mutex_lock(&fk.lock);
+    struct range r = { .size = bytes, .mapped = (bytes + PAGE - 1) & ~(PAGE - 1), .kind = kind, .id = next_id++,
+                       .fd = -1 };
+    r.start = va_alloc(r.mapped);
+    if (r.start == 0 || mmap((void *) r.start, r.mapped, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
+        insert(&r) != 0) {
+        if (r.start != 0)
+            va_release(r.start, r.mapped);
+        pthread_mutex_unlock(&fk.lock);
+        return FAKE_ERR_OUT_OF_MEMORY;
     }
     if (kind == K_PINNED)
-        counts.pinned_allocs--;
-    else if (kind == K_REGISTERED)
-        counts.registered--;
+        fk.counts.pinned_allocs++;
     else
-        counts.managed_allocs--;
-    erase(r);
-    pthread_mutex_unlock(&lock);
+        fk.counts.managed_allocs++;
+    pthread_mutex_unlock(&fk.lock);
+    *p = (void *) r.start;
     return 0;
 }
 
 EXPORT CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
     (void) flags;
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return FAKE_ERR_OUT_OF_MEMORY;
-    CUresult r = host_range(m, bytes ? bytes : 1, K_PINNED);
-    if (r != 0)
-        munmap(m, bytes ? bytes : 1);
-    else
-        *p = m;
-    return r;
+    return host_alloc(p, bytes, K_PINNED);
 }
 
 EXPORT CUresult cuMemFreeHost(void *p)
 {
-    pthread_mutex_lock(&lock);
-    struct range *r = lookup((uintptr_t) p);
-    size_t n = r != NULL ? r->size : 0;
-    pthread_mutex_unlock(&lock);
-    CUresult rc = host_unrange(p, K_PINNED);
+    return va_free((uintptr_t) p, K_PINNED, K_PINNED);
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned flags)
+{
+    (void) flags;
+    void *p = NULL;
+    CUresult rc = host_alloc(&p, bytes, K_MANAGED);
     if (rc == 0)
-        munmap(p, n);
+        *dptr = (CUdeviceptr) (uintptr_t) p;
     return rc;
 }
 
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
 {
     (void) flags;
-    if (!need_ctx())
+    if (!fk_need_ctx())
         return FAKE_ERR_INVALID_CONTEXT;
-    return host_range(p, bytes, K_REGISTERED);
+    pthread_mutex_lock(&fk.lock);
+    struct range r = { .start = (uintptr_t) p, .size = bytes, .kind = K_REGISTERED, .id = next_id++, .fd = -1 };
+    size_t i = find(r.start);
+    CUresult rc = 0;
+    if (bytes == 0 || in_segments(r.start))
+        rc = FAKE_ERR_INVALID_VALUE;
+    else if (i < nranges && ranges[i].start < r.start + bytes)
+        rc = FAKE_ERR_INVALID_VALUE; /* overlaps a registered range: registered twice */
+    else if (insert(&r) != 0)
+        rc = FAKE_ERR_OUT_OF_MEMORY;
+    else
+        fk.counts.registered++;
+    pthread_mutex_unlock(&fk.lock);
+    return rc;
 }
 
 EXPORT CUresult cuMemHostUnregister(void *p)
 {
-    return host_unrange(p, K_REGISTERED);
-}
-
-EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned flags)
-{
-    (void) flags;
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    void *m = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return FAKE_ERR_OUT_OF_MEMORY;
-    CUresult r = host_range(m, bytes ? bytes : 1, K_MANAGED);
-    if (r != 0)
-        munmap(m, bytes ? bytes : 1);
-    else
-        *dptr = (CUdeviceptr) (uintptr_t) m;
-    return r;
-}
-
-/* cuMemFree of managed memory goes through cuMemFree_v2 in the driver; here too. */
-static CUresult managed_free(CUdeviceptr p)
-{
-    pthread_mutex_lock(&lock);
-    struct range *r = lookup((uintptr_t) p);
-    size_t n = r != NULL && r->kind == K_MANAGED ? r->size : 0;
-    pthread_mutex_unlock(&lock);
-    if (n == 0)
+    pthread_mutex_lock(&fk.lock);
+    struct range *r = fk_lookup((uintptr_t) p);
+    if (r == NULL || r->start != (uintptr_t) p || r->kind != K_REGISTERED) {
+        pthread_mutex_unlock(&fk.lock);
         return FAKE_ERR_INVALID_VALUE;
-    CUresult rc = host_unrange((void *) (uintptr_t) p, K_MANAGED);
-    if (rc == 0)
-        munmap((void *) (uintptr_t) p, n);
-    return rc;
+    }
+    fk_drain_all();
+    erase(fk_lookup((uintptr_t) p));
+    fk.counts.registered--;
+    pthread_mutex_unlock(&fk.lock);
+    return 0;
 }
 
 /* ---- pointer attributes ----------------------------------------------------------------------- */
 
+/*
+ * As the driver answers (cuPointerGetAttributes never fails for a pointer it does not know: it
+ * fills defaults and succeeds):
+ *
+ *   kind              MEMORY_TYPE  IS_MANAGED  LEGACY_IPC  MEMPOOL  BUFFER_ID, RANGE_*   DEVICE_ORDINAL
+ *   cuMemAlloc        DEVICE       0           1           NULL     the allocation        its device
+ *   cuMemAllocAsync   DEVICE       0           0           a pool   the allocation        its device
+ *   IPC mapping       DEVICE       0           1           NULL     the mapping           its device
+ *   cuMemAllocManaged DEVICE       1           0           NULL     the allocation        its device
+ *   cuMemHostAlloc    HOST         0           0           NULL     the allocation        the device current then
+ *   cuMemHostRegister HOST         0           0           NULL     the registered range  the device current then
+ *   pageable          0            0           0           NULL     0                     -2
+ */
 EXPORT CUresult cuPointerGetAttributes(unsigned int n, umpi_cu_pointer_attribute_t *attrs, void **data,
                                        CUdeviceptr ptr)
 {
-    if (!initialized)
+    if (!fk.initialized)
         return FAKE_ERR_NOT_INITIALIZED;
-    pthread_mutex_lock(&lock);
-    const struct range *r = lookup((uintptr_t) ptr);
+    pthread_mutex_lock(&fk.lock);
+    const struct range *found = fk_lookup((uintptr_t) ptr);
     struct range copy;
-    if (r != NULL)
-        copy = *r;
-    pthread_mutex_unlock(&lock);
-    r = r != NULL ? &copy : NULL;
+    if (found != NULL)
+        copy = *found;
+    pthread_mutex_unlock(&fk.lock);
+    const struct range *r = found != NULL ? &copy : NULL;
+    int host = r != NULL && (r->kind == K_PINNED || r->kind == K_REGISTERED);
     for (unsigned i = 0; i < n; i++) {
         switch ((int) attrs[i]) {
         case UMPI_CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-            *(unsigned *) data[i] = r == NULL ? 0
-                                  : r->kind == K_PINNED || r->kind == K_REGISTERED ? UMPI_CU_MEMORYTYPE_HOST
-                                                                                    : UMPI_CU_MEMORYTYPE_DEVICE;
+            *(unsigned *) data[i] = r == NULL ? 0 : host ? UMPI_CU_MEMORYTYPE_HOST : UMPI_CU_MEMORYTYPE_DEVICE;
             break;
         case UMPI_CU_POINTER_ATTRIBUTE_IS_MANAGED:
             *(unsigned char *) data[i] = r != NULL && r->kind == K_MANAGED;
@@ -565,310 +657,6 @@ EXPORT CUresult cuPointerGetAttributes(unsigned int n, umpi_cu_pointer_attribute
     return 0;
 }
 
-/* ---- copies, streams, events ------------------------------------------------------------------ */
-
-/* Where the CPU can reach n bytes at p: the alias of device memory, p itself for host memory;
- * NULL when p..p+n is not wholly inside one device allocation although it starts in the device
- * range. *pageable says whether p is ordinary host memory. Under the lock. */
-static char *resolve(uintptr_t p, size_t n, int *pageable)
-{
-    *pageable = 0;
-    const struct range *r = lookup(p);
-    if (r != NULL && is_device_kind(r->kind))
-        return n <= r->size - (p - r->start) ? r->alias + (p - r->start) : NULL;
-    if (p >= va_base && p < va_base + VA_SIZE)
-        return NULL; /* device addresses that are no allocation (freed) */
-    if (r != NULL && n > r->size - (p - r->start))
-        return NULL;
-    *pageable = r == NULL;
-    return (char *) p;
-}
-
-struct op {
-    char *dst;
-    const char *src;
-    size_t n;
-};
-
-#define NSTREAMS 64
-static struct stream {
-    struct op *q;
-    size_t head, tail, cap; /* queued [head, tail) */
-    unsigned long long done, queued;
-    int live, polls;
-} streams[NSTREAMS]; /* [0] is the legacy default stream (CUstream NULL) */
-
-struct CUevent_st {
-    int stream;              /* -1: never recorded */
-    unsigned long long after;
-    int polls;
-};
-
-static struct stream *stream_of(CUstream s)
-{
-    uintptr_t i = (uintptr_t) s;
-    if (i >= NSTREAMS || (i != 0 && !streams[i].live))
-        return NULL;
-    return &streams[i];
-}
-
-/* Runs the stream's queued copies until `until` have completed (all when until is ~0). */
-static void run(struct stream *st, unsigned long long until)
-{
-    while (st->head < st->tail && st->done < until) {
-        struct op *o = &st->q[st->head++ % st->cap];
-        memmove(o->dst, o->src, o->n);
-        st->done++;
-    }
-    if (st->head == st->tail)
-        st->head = st->tail = 0;
-}
-
-static CUresult enqueue(struct stream *st, char *dst, const char *src, size_t n)
-{
-    if (st->tail - st->head == st->cap) {
-        size_t c = st->cap ? 2 * st->cap : 64;
-        struct op *q = malloc(c * sizeof(*q));
-        if (q == NULL)
-            return FAKE_ERR_OUT_OF_MEMORY;
-        for (size_t i = st->head; i < st->tail; i++)
-            q[i - st->head] = st->q[i % st->cap];
-        st->tail -= st->head;
-        st->head = 0;
-        free(st->q);
-        st->q = q;
-        st->cap = c;
-    }
-    st->q[st->tail++ % st->cap] = (struct op){ dst, src, n };
-    st->queued++;
-    return 0;
-}
-
-static CUresult copy(uintptr_t dst, uintptr_t src, size_t n, CUstream s)
-{
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    if (n == 0)
-        return 0;
-    pthread_mutex_lock(&lock);
-    struct stream *st = stream_of(s);
-    int dpage, spage;
-    char *d = resolve(dst, n, &dpage);
-    const char *sp = resolve(src, n, &spage);
-    CUresult rc = 0;
-    if (st == NULL)
-        rc = FAKE_ERR_INVALID_HANDLE;
-    else if (d == NULL || sp == NULL)
-        rc = FAKE_ERR_INVALID_VALUE;
-    else if (dpage || spage) {
-        /* pageable host memory: the driver copies synchronously, after the stream's earlier work */
-        run(st, ~0ULL);
-        memmove(d, sp, n);
-        st->queued++;
-        st->done++;
-    } else {
-        rc = enqueue(st, d, sp, n);
-    }
-    if (rc == 0)
-        counts.copies++;
-    pthread_mutex_unlock(&lock);
-    return rc;
-}
-
-EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
-{
-    return copy(dst, src, n, s);
-}
-
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
-{
-    return copy(dst, (uintptr_t) src, n, s);
-}
-
-EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
-{
-    return copy((uintptr_t) dst, src, n, s);
-}
-
-EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
-{
-    return copy(dst, src, n, s);
-}
-
-/* Synchronous copies (tests use them; the driver's are on the legacy stream). */
-static CUresult copy_sync(uintptr_t dst, uintptr_t src, size_t n)
-{
-    CUresult rc = copy(dst, src, n, NULL);
-    if (rc == 0) {
-        pthread_mutex_lock(&lock);
-        run(&streams[0], ~0ULL);
-        pthread_mutex_unlock(&lock);
-    }
-    return rc;
-}
-
-EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync(dst, src, n);
-}
-
-EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
-{
-    return copy_sync(dst, (uintptr_t) src, n);
-}
-
-EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
-{
-    return copy_sync((uintptr_t) dst, src, n);
-}
-
-EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
-{
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    pthread_mutex_lock(&lock);
-    int page;
-    char *d = resolve(dst, n, &page);
-    run(&streams[0], ~0ULL);
-    if (d != NULL)
-        memset(d, v, n);
-    pthread_mutex_unlock(&lock);
-    return d != NULL ? 0 : FAKE_ERR_INVALID_VALUE;
-}
-
-EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
-{
-    (void) flags;
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    pthread_mutex_lock(&lock);
-    for (int i = 1; i < NSTREAMS; i++) {
-        if (!streams[i].live) {
-            free(streams[i].q);
-            memset(&streams[i], 0, sizeof(streams[i]));
-            streams[i].live = 1;
-            counts.streams++;
-            pthread_mutex_unlock(&lock);
-            *s = (CUstream) (uintptr_t) i;
-            return 0;
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return FAKE_ERR_OUT_OF_MEMORY;
-}
-
-EXPORT CUresult cuStreamDestroy_v2(CUstream s)
-{
-    pthread_mutex_lock(&lock);
-    struct stream *st = stream_of(s);
-    CUresult rc = st == NULL || s == NULL ? FAKE_ERR_INVALID_HANDLE : 0;
-    if (rc == 0) {
-        run(st, ~0ULL); /* the driver completes the work queued before the destroy */
-        st->live = 0;
-        counts.streams--;
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
-}
-
-EXPORT CUresult cuStreamSynchronize(CUstream s)
-{
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    pthread_mutex_lock(&lock);
-    struct stream *st = stream_of(s);
-    if (st != NULL)
-        run(st, ~0ULL);
-    pthread_mutex_unlock(&lock);
-    return st != NULL ? 0 : FAKE_ERR_INVALID_HANDLE;
-}
-
-EXPORT CUresult cuStreamQuery(CUstream s)
-{
-    pthread_mutex_lock(&lock);
-    struct stream *st = stream_of(s);
-    CUresult rc = st == NULL ? FAKE_ERR_INVALID_HANDLE : 0;
-    if (st != NULL && st->head < st->tail) {
-        if (++st->polls <= delay) {
-            rc = FAKE_ERR_NOT_READY;
-        } else {
-            st->polls = 0;
-            run(st, ~0ULL);
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
-}
-
-EXPORT CUresult cuEventCreate(CUevent *e, unsigned int flags)
-{
-    (void) flags;
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    struct CUevent_st *ev = calloc(1, sizeof(*ev));
-    if (ev == NULL)
-        return FAKE_ERR_OUT_OF_MEMORY;
-    ev->stream = -1;
-    pthread_mutex_lock(&lock);
-    counts.events++;
-    pthread_mutex_unlock(&lock);
-    *e = ev;
-    return 0;
-}
-
-EXPORT CUresult cuEventDestroy_v2(CUevent e)
-{
-    if (e == NULL)
-        return FAKE_ERR_INVALID_HANDLE;
-    pthread_mutex_lock(&lock);
-    counts.events--;
-    pthread_mutex_unlock(&lock);
-    free(e);
-    return 0;
-}
-
-EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
-{
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    pthread_mutex_lock(&lock);
-    struct stream *st = stream_of(s);
-    if (st != NULL) {
-        e->stream = (int) (uintptr_t) s;
-        e->after = st->queued;
-        e->polls = 0;
-    }
-    pthread_mutex_unlock(&lock);
-    return st != NULL ? 0 : FAKE_ERR_INVALID_HANDLE;
-}
-
-EXPORT CUresult cuEventQuery(CUevent e)
-{
-    CUresult rc = 0;
-    pthread_mutex_lock(&lock);
-    if (e->stream >= 0) {
-        struct stream *st = &streams[e->stream];
-        if (st->done < e->after) {
-            if (++e->polls <= delay) {
-                rc = FAKE_ERR_NOT_READY;
-            } else {
-                run(st, e->after);
-            }
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
-}
-
-EXPORT CUresult cuEventSynchronize(CUevent e)
-{
-    pthread_mutex_lock(&lock);
-    if (e->stream >= 0)
-        run(&streams[e->stream], e->after);
-    pthread_mutex_unlock(&lock);
-    return 0;
-}
-
 /* ---- IPC -------------------------------------------------------------------------------------- */
 
 struct handle {
@@ -884,12 +672,12 @@ _Static_assert(sizeof(struct handle) <= sizeof(CUipcMemHandle), "handle fits");
 
 EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 {
-    if (!need_ctx())
+    if (!fk_need_ctx())
         return FAKE_ERR_INVALID_CONTEXT;
     if (ipc_mode == 1)
         return FAKE_ERR_NOT_SUPPORTED;
-    pthread_mutex_lock(&lock);
-    const struct range *r = lookup(p);
+    pthread_mutex_lock(&fk.lock);
+    const struct range *r = fk_lookup(p);
     CUresult rc = 0;
     if (r == NULL || r->start != p || r->kind != K_DEVICE) {
         rc = FAKE_ERR_INVALID_VALUE; /* not the base of a cuMemAlloc allocation */
@@ -898,7 +686,7 @@ EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
         memset(h, 0, sizeof(*h));
         memcpy(h, &hd, sizeof(hd));
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fk.lock);
     return rc;
 }
 
@@ -907,17 +695,17 @@ EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h, unsig
     struct handle hd;
     char path[64], link[128], want[64];
     (void) flags;
-    if (!need_ctx())
+    if (!fk_need_ctx())
         return FAKE_ERR_INVALID_CONTEXT;
     if (ipc_mode == 2)
         return FAKE_ERR_NOT_SUPPORTED;
     memcpy(&hd, &h, sizeof(hd));
     if (hd.magic != HANDLE_MAGIC || hd.pid == (int32_t) getpid())
         return FAKE_ERR_INVALID_HANDLE; /* not a handle, or this process's own memory */
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&fk.lock);
     for (size_t i = 0; i < nranges; i++) {
         if (ranges[i].kind == K_IMPORT && ranges[i].owner == hd.pid && ranges[i].owner_id == hd.id) {
-            pthread_mutex_unlock(&lock);
+            pthread_mutex_unlock(&fk.lock);
             return FAKE_ERR_ALREADY_MAPPED;
         }
     }
@@ -926,92 +714,29 @@ EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *dptr, CUipcMemHandle h, unsig
     ssize_t len = readlink(path, link, sizeof(link) - 1);
     link[len > 0 ? len : 0] = '\0';
     if (len <= 0 || strncmp(link, want, strlen(want)) != 0) {
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&fk.lock);
         return FAKE_ERR_INVALID_HANDLE; /* the allocation was freed (its fd closed or reused) */
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    size_t mapped = (hd.size + PAGE - 1) & ~(PAGE - 1);
-    struct range r = { .size = hd.size, .mapped = mapped, .kind = K_IMPORT, .id = next_id++, .fd = -1,
-                       .owner = hd.pid, .owner_id = hd.id };
-    r.alias = fd >= 0 ? mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-    if (fd >= 0)
-        close(fd);
-    if (r.alias == MAP_FAILED) {
-        pthread_mutex_unlock(&lock);
-        return FAKE_ERR_INVALID_HANDLE;
+    struct range r = { .size = hd.size, .mapped = (hd.size + PAGE - 1) & ~(PAGE - 1), .kind = K_IMPORT,
+                       .id = next_id++, .owner = hd.pid, .owner_id = hd.id };
+    r.fd = open(path, O_RDWR | O_CLOEXEC);
+    CUresult rc = r.fd >= 0 ? map_device(&r) : FAKE_ERR_INVALID_HANDLE;
+    if (r.fd >= 0)
+        close(r.fd); /* the mappings keep the file */
+    r.fd = -1;
+    if (rc == 0) {
+        fk_lookup(r.start)->fd = -1;
+        fk.counts.imports++;
+        fk.counts.ipc_opens++;
+        *dptr = r.start;
     }
-    r.start = va_alloc(mapped);
-    if (r.start == 0 || insert(&r) != 0) {
-        munmap(r.alias, mapped);
-        pthread_mutex_unlock(&lock);
-        return FAKE_ERR_OUT_OF_MEMORY;
-    }
-    counts.imports++;
-    counts.ipc_opens++;
-    pthread_mutex_unlock(&lock);
-    *dptr = r.start;
-    return 0;
+    pthread_mutex_unlock(&fk.lock);
+    return rc;
 }
 
 EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 {
-    return dev_free(p, 1);
-}
-
-/* ---- modules and kernels ---------------------------------------------------------------------- */
-
-/* A fake GPU runs no GPU code: every image is refused as a real driver refuses one built for other
- * architectures, so umpi takes its host paths (test/unit/test_cuda_kern runs the kernels' bodies on
- * the CPU instead). The attributes describe a small Hopper-class device. */
-EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
-{
-    (void) image;
-    if (!need_ctx())
+    if (!fk_need_ctx())
         return FAKE_ERR_INVALID_CONTEXT;
-    *mod = NULL;
-    return FAKE_ERR_NO_BINARY_FOR_GPU;
-}
-
-EXPORT CUresult cuModuleUnload(void *mod)
-{
-    (void) mod;
-    return FAKE_ERR_INVALID_HANDLE;   /* nothing was ever loaded */
-}
-
-EXPORT CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
-{
-    (void) mod;
-    (void) name;
-    *fn = NULL;
-    return FAKE_ERR_INVALID_HANDLE;
-}
-
-EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                               unsigned bz, unsigned shmem, CUstream s, void **params, void **extra)
-{
-    (void) f, (void) gx, (void) gy, (void) gz, (void) bx, (void) by, (void) bz;
-    (void) shmem, (void) s, (void) params, (void) extra;
-    return FAKE_ERR_INVALID_HANDLE;
-}
-
-EXPORT CUresult cuDeviceGetAttribute(int *value, int attrib, CUdevice d)
-{
-    if (!initialized)
-        return FAKE_ERR_NOT_INITIALIZED;
-    if (d < 0 || d >= ndevices)
-        return FAKE_ERR_INVALID_VALUE;
-    switch (attrib) {
-    case 16: *value = 4; return 0;    /* multiprocessors */
-    case 75: *value = 9; return 0;    /* compute capability major */
-    case 76: *value = 0; return 0;    /* minor */
-    default: return FAKE_ERR_INVALID_VALUE;
-    }
-}
-
-EXPORT CUresult cuCtxGetDevice(CUdevice *d)
-{
-    if (!need_ctx())
-        return FAKE_ERR_INVALID_CONTEXT;
-    *d = current_ctx - 1;
-    return 0;
+    return va_free(p, K_IMPORT, K_IMPORT);
 }

@@ -55,13 +55,14 @@ static void emu_pack_gen(const void *args, uint64_t nth)
 }
 
 /* The table: the same list again, now as (name, function). */
-#define UMPI_KERN_SCALAR(OP, ktype, D) {UMPI_KRED_NAME(OP, ktype), emu_##OP##_##ktype},
-#define UMPI_KERN_PAIR(OP, ktype, V, I, MAX, CV, CI) {UMPI_KRED_NAME(OP, ktype), emu_##OP##_##ktype},
-#define EMU_PACK_VEC_ENTRY(W) {UMPI_KPACK_VEC_NAME(W), emu_pack_vec##W},
+#define UMPI_KERN_SCALAR(OP, ktype, D) {UMPI_KRED_NAME(OP, ktype), emu_##OP##_##ktype, sizeof(umpi_kred_args)},
+#define UMPI_KERN_PAIR(OP, ktype, V, I, MAX, CV, CI) \
+    {UMPI_KRED_NAME(OP, ktype), emu_##OP##_##ktype, sizeof(umpi_kred_args)},
+#define EMU_PACK_VEC_ENTRY(W) {UMPI_KPACK_VEC_NAME(W), emu_pack_vec##W, sizeof(umpi_kpack_vec)},
 static const struct kern_emu_entry emu_table[] = {
     UMPI_KERN_REDUCTIONS
     UMPI_KPACK_VEC_WIDTHS(EMU_PACK_VEC_ENTRY)
-    {UMPI_KPACK_GEN_NAME, emu_pack_gen},
+    {UMPI_KPACK_GEN_NAME, emu_pack_gen, sizeof(umpi_kpack_gen)},
 };
 
 extern "C" int kern_emu_count(void)

@@ -1,7 +1,8 @@
-/* The GPU kernels emulated on the CPU (kern_emu.cc), for the C unit tests. */
+/* The GPU kernels emulated on the CPU (kern_emu.cc), for the C unit tests and the fake driver. */
 #ifndef KERN_EMU_H
 #define KERN_EMU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -11,6 +12,7 @@ extern "C" {
 struct kern_emu_entry {
     const char *name;
     void (*run)(const void *args, uint64_t nthreads);  /* every thread 0..nthreads-1 in turn */
+    size_t args_size;                                   /* the kernel's one argument, a struct */
 };
 
 int kern_emu_count(void);
