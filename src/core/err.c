@@ -268,7 +268,12 @@ int umpi_err_from_status(umpi_status_t st, const char *what)
     case UMPI_ERR_NOMEM: c = MPI_ERR_NO_MEM; break;
     case UMPI_ERR_TRUNCATE: c = MPI_ERR_TRUNCATE; break;
     case UMPI_ERR_INTERN: c = MPI_ERR_INTERN; break;
-    case UMPI_ERR_NOT_FOUND: c = MPI_ERR_ARG; break;
+    /* Not the caller's arguments (MPI_ERR_ARG, MPI_ERR_RANK): a key the layers below miss is the
+     * process manager's or the library's (a user's missing info key or attribute gets its own
+     * class where it is looked up), and a peer without an address is not known to have died
+     * (MPI_ERR_PROC_ABORTED would send fault-tolerant programs into their recovery). */
+    case UMPI_ERR_NOT_FOUND:
+    case UMPI_ERR_UNREACHABLE:
     case UMPI_ERR_TRANSPORT:
     case UMPI_ERR_PMI:
     case UMPI_ERR_CANCELED:

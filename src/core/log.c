@@ -84,6 +84,7 @@ const char *umpi_status_string(umpi_status_t st)
     case UMPI_ERR_INTERN: return "internal error";
     case UMPI_ERR_NOT_FOUND: return "not found";
     case UMPI_ERR_OTHER: return "other error";
+    case UMPI_ERR_UNREACHABLE: return "peer unreachable";
     }
     return "unknown status";
 }

@@ -35,6 +35,7 @@ typedef enum {
     UMPI_ERR_INTERN = -6,    /* internal invariant broken */
     UMPI_ERR_NOT_FOUND = -7, /* key or object not found */
     UMPI_ERR_OTHER = -8,
+    UMPI_ERR_UNREACHABLE = -9, /* a peer cannot be reached (no address for it); cause in the message */
 } umpi_status_t;
 
 const char *umpi_status_string(umpi_status_t st);

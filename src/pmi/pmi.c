@@ -260,7 +260,7 @@ static umpi_status_t umpi__singleton_get(const char *key, void **value, size_t *
     }
     pthread_mutex_unlock(&umpi__pmi.kv_lock);
     if (st == UMPI_ERR_NOT_FOUND)
-        umpi_status_msg("PMI key '%s' of rank 0 not found (singleton)", key);
+        umpi_status_msg("rank 0 published no key '%s' (a singleton: no process manager)", key);
     else if (st == UMPI_ERR_NOMEM)
         umpi_status_msg("no memory for PMI key '%s'", key);
     return st;

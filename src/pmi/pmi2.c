@@ -522,8 +522,20 @@ static umpi_status_t umpi__get_part(int rank, const char *key, int part, char **
     found = umpi_pmi2_msg_get(&m, "found");
     v = umpi_pmi2_msg_get(&m, "value");
     if (found == NULL || strcasecmp(found, "TRUE") != 0 || v == NULL) {
-        umpi_status_msg("PMI-2: key '%s' of rank %d not found%s", pkey, rank,
-                        part ? " (a part of a value that was split)" : "");
+        /* After kvs-fence the server holds every rank's puts (Slurm's and Hydra's fences gather
+         * them on every node), so its "no" is final, as the PMIx server's is (pmix.c). */
+        char answer[48];
+
+        if (found != NULL && strcasecmp(found, "TRUE") == 0)
+            snprintf(answer, sizeof(answer), "found=%s without a value", found);
+        else
+            snprintf(answer, sizeof(answer), "found=%.16s", found != NULL ? found : "(missing)");
+        if (part == 0)
+            umpi_status_msg("rank %d published no key '%s' (PMI-2 kvs-get of '%s': the server answers %s)", rank,
+                            key, pkey, answer);
+        else
+            umpi_status_msg("PMI-2: part %d of key '%s' of rank %d is missing (kvs-get of '%s': %s)", part, key,
+                            rank, pkey, answer);
         free(reply);
         return part ? UMPI_ERR_PMI : UMPI_ERR_NOT_FOUND;
     }

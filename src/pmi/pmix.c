@@ -28,8 +28,10 @@ static umpi_status_t umpi__pmix_error(const char *call, pmix_status_t rc)
     return UMPI_ERR_PMI;
 }
 
-/* Reads a key of proc. PMIX_OPTIONAL: job and proc data is pushed to the client at connect time,
- * so a key absent locally is absent, and asking the server again would only wait. */
+/* Reads a key of proc from this process's copy of the job data, never from the server
+ * (PMIX_OPTIONAL). The server's keys (job size, ranks, nodes: every data store pushes them to the
+ * client when it connects) are all there, so for them a key absent here is absent, and asking the
+ * server again would only wait. What the ranks publish may not be: umpi_pmix_get says where. */
 static pmix_status_t umpi__get(const pmix_proc_t *proc, const char *key, pmix_value_t **val)
 {
     pmix_info_t info;
@@ -261,7 +263,8 @@ umpi_status_t umpi_pmix_fence(void)
     rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS)
         return umpi__pmix_error("PMIx_Commit", rc);
-    /* Collecting the data makes every later get a local lookup (no server round trip). */
+    /* Collecting the data brings every rank's puts to every server before the fence ends, so that
+     * a later get finds them without waiting (umpi_pmix_get). */
     PMIX_INFO_CONSTRUCT(&info);
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
     rc = PMIx_Fence(NULL, 0, &info, 1);
@@ -271,6 +274,35 @@ umpi_status_t umpi_pmix_fence(void)
     return UMPI_OK;
 }
 
+/*
+ * Asks the server for a key of proc that this process's copy of the job data lacks, without
+ * waiting for what will not come. The server holds what the last collecting fence brought (libpmix
+ * 4.2, pmix_server.c: it stores the fence's data with its own data store, then releases the
+ * clients) and what the ranks of its node committed. For a rank of this node a miss there is
+ * final: PMIX_IMMEDIATE makes the server say so at once rather than wait for the key (2 s, or
+ * PMIX_TIMEOUT, for a local client's). For a rank of another node the server may still ask that
+ * node's server (direct modex, where the launcher's fence did not collect the data, e.g. Slurm's
+ * PMIxFenceBarrier): PMIX_TIMEOUT bounds that.
+ */
+static pmix_status_t umpi__get_from_server(const pmix_proc_t *proc, const char *key, pmix_value_t **val)
+{
+    pmix_info_t info[2];
+    pmix_status_t rc;
+    int node = umpi_pmi_node_of((int)proc->rank), timeout = umpi_config.pmi_timeout;
+    bool immediate = true;
+    size_t n = 0;
+
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_CONSTRUCT(&info[1]);
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (node >= 0 && node == umpi_pmi_node_of((int)umpi__pmix.me.rank))
+        PMIX_INFO_LOAD(&info[n++], PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
+    rc = PMIx_Get(proc, key, info, n, val);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    return rc;
+}
+
 umpi_status_t umpi_pmix_get(int rank, const char *key, void **value, size_t *len)
 {
     umpi_status_t st = UMPI_OK;
@@ -278,16 +310,28 @@ umpi_status_t umpi_pmix_get(int rank, const char *key, void **value, size_t *len
     pmix_value_t *val = NULL;
     pmix_status_t rc;
 
-    /* After a collecting fence every rank's data is here: PMIX_OPTIONAL makes a missing key an
-     * immediate NOT_FOUND instead of a request to the server that waits for it to appear. */
+    /*
+     * Here first, at no cost to the server. With libpmix's shared-memory data store (gds ds21 or
+     * ds12, its default) a collecting fence leaves every rank's data in this process's view of
+     * the store. With the hash store (PMIX_MCA_gds=hash, and builds without shared memory) the
+     * fence answers the clients with a status only and the data stays at the server. So a miss
+     * asks the server: under the hash store for the first key of each rank (the answer, all of
+     * that rank's data, is kept here for its next keys), under shared memory only for a key that
+     * is absent or that a fence without data collection left at another node.
+     */
     PMIX_LOAD_PROCID(&proc, umpi__pmix.me.nspace, (pmix_rank_t)rank);
     rc = umpi__get(&proc, key, &val);
-    if (rc == PMIX_ERR_NOT_FOUND) {
-        umpi_status_msg("PMIx_Get: key '%s' of rank %d not found", key, rank);
+    if (rc == PMIX_ERR_NOT_FOUND)
+        rc = umpi__get_from_server(&proc, key, &val);
+    if (rc == PMIX_ERR_NOT_FOUND || rc == PMIX_ERR_PROC_ENTRY_NOT_FOUND) {
+        umpi_status_msg("rank %d published no key '%s' (PMIx_Get: the PMIx server answers %s)", rank, key,
+                        PMIx_Error_string(rc));
         return UMPI_ERR_NOT_FOUND;
     }
-    if (rc != PMIX_SUCCESS)
-        return umpi__pmix_error("PMIx_Get", rc);
+    if (rc != PMIX_SUCCESS) {
+        umpi_status_msg("PMIx_Get of key '%s' of rank %d failed: %s", key, rank, PMIx_Error_string(rc));
+        return UMPI_ERR_PMI;
+    }
     if (val->type != PMIX_BYTE_OBJECT) {
         umpi_status_msg("PMIx_Get: key '%s' of rank %d has PMIx type %d, not bytes", key, rank,
                         (int)val->type);

@@ -38,7 +38,12 @@ umpi_status_t umpi_pmi_put(const char *key, const void *value, size_t len);
 /* Commits the puts and waits until every rank of the job has reached the fence (collecting data). */
 umpi_status_t umpi_pmi_fence(void);
 
-/* Reads the value rank published under key. *value is malloc'ed; the caller frees it. */
+/* Reads the value rank published under key before the last fence. *value is malloc'ed; the caller
+ * frees it. UMPI_ERR_NOT_FOUND when rank did not publish key, UMPI_ERR_PMI when the process manager
+ * could not answer; the cause names the rank, the key and the process manager's answer. For a rank
+ * of this node a missing key is answered at once; for a rank of another node the process manager
+ * may first ask that node (PMIx direct modex), for at most UMPI_PMI_TIMEOUT seconds. So a key that
+ * ranks may leave out is read only of the ranks of this node (as the affinity masks are). */
 umpi_status_t umpi_pmi_get(int rank, const char *key, void **value, size_t *len);
 
 /* Node id of a rank (for MPI_COMM_TYPE_SHARED, the hierarchical collectives and intra-node paths),

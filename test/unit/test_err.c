@@ -134,6 +134,20 @@ int main(void)
         CHECK(strcmp(errstr(prev), "x [MPI_ERR_ARG]") == 0, "'%s'", errstr(prev));
     }
 
+    SECTION("internal statuses: the class and the cause") {
+        umpi_status_msg("no address for world rank 3: rank 3 published no key 'k'");
+        int code = umpi_err_from_status(UMPI_ERR_UNREACHABLE, "send to rank 3 (world rank 3) failed");
+        CHECK(umpi_err_class(code) == MPI_ERR_OTHER, "unreachable peer: class %d", umpi_err_class(code));
+        CHECK(strcmp(errstr(code), "send to rank 3 (world rank 3) failed: peer unreachable: no address for world "
+                                   "rank 3: rank 3 published no key 'k' [MPI_ERR_OTHER]") == 0, "'%s'", errstr(code));
+        umpi_status_msg("rank 0 published no key 'k'");
+        code = umpi_err_from_status(UMPI_ERR_NOT_FOUND, "agreeing");
+        CHECK(umpi_err_class(code) == MPI_ERR_OTHER, "a key the process manager lacks is not the caller's argument: "
+              "class %d", umpi_err_class(code));
+        umpi_status_msg("x");
+        CHECK(umpi_err_class(umpi_err_from_status(UMPI_ERR_TRUNCATE, "recv")) == MPI_ERR_TRUNCATE, "truncation");
+    }
+
     SECTION("long messages are cut, not lost") {
         char big[2000];
         memset(big, 'a', sizeof(big) - 1);

@@ -383,7 +383,9 @@ static void test_client(void)
         CHECK(umpi_pmi2_get(2, "umpi.empty", (void **)&back, &len) == UMPI_OK && len == 0, "the empty value");
         free(back);
         CHECK(umpi_pmi2_get(1, "umpi.test", &none, &len) == UMPI_ERR_NOT_FOUND &&
-              strstr(umpi_status_last_msg(), "umpi.test-1") != NULL, "a missing key: %s", umpi_status_last_msg());
+              strstr(umpi_status_last_msg(), "rank 1 published no key 'umpi.test'") != NULL &&
+              strstr(umpi_status_last_msg(), "'umpi.test-1'") != NULL &&
+              strstr(umpi_status_last_msg(), "found=FALSE") != NULL, "a missing key: %s", umpi_status_last_msg());
         CHECK(umpi_pmi2_put("bad key;", "x", 1) == UMPI_ERR_INTERN && strstr(umpi_status_last_msg(), "bad key;"),
               "a key with ';' is refused: %s", umpi_status_last_msg());
         CHECK(umpi_pmi2_finalize() == UMPI_OK, "finalize: %s", umpi_status_last_msg());

@@ -167,8 +167,10 @@ void mpirun_server_fence_done(struct mpirun_note *fence, char *data, size_t len)
 static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t info[],
                                      size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    /* Only asked for procs on other servers, and there are none. */
-    return PMIX_ERR_NOT_SUPPORTED;
+    /* libpmix asks this for a key of a rank of another node that it does not hold. Every fence of
+     * the job brings every node's data to every server (on_fence, tree.c), and umpi's ranks read
+     * keys only after one: no other server has what this one lacks. */
+    return PMIX_ERR_NOT_FOUND;
 }
 
 static pmix_server_module_t module = {

@@ -85,13 +85,25 @@ fail:
     return rc;
 }
 
+/* A peer whose address the process manager cannot give (never published, lost, the server timed
+ * out: the cause it recorded is kept) cannot be reached, whichever client (PMIx, PMI-2) asked. */
+static umpi_status_t umpi__unreachable(int world_rank, umpi_status_t rc)
+{
+    char cause[384];
+    if (rc == UMPI_ERR_NOMEM)
+        return rc;
+    umpi_strlcpy(cause, umpi_status_last_msg(), sizeof(cause));
+    umpi_status_msg("no address for world rank %d: %s", world_rank, cause);
+    return UMPI_ERR_UNREACHABLE;
+}
+
 umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep)
 {
     void *addr = NULL;
     size_t len = 0;
     umpi_status_t rc = umpi_pmi_get(world_rank, UMPI_UCX_ADDR_KEY, &addr, &len);
     if (rc != UMPI_OK)
-        return rc;
+        return umpi__unreachable(world_rank, rc);
     ucp_ep_params_t params = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = addr,
