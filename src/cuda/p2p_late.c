@@ -105,12 +105,36 @@ umpi_status_t umpi_cuda_late_start(void)
     return UMPI_OK;
 }
 
+/* Senders nudge while an envelope waits for its answer, so nudges may still be on their way when
+ * the last one was taken: after MPI_Finalize's fence (every peer's sends flushed) they are
+ * received and dropped, so that none is left in UCX's unexpected queue (UCX warns of each at
+ * exit). The receive for nudges is cancelled first; its callback frees it. */
+static void umpi__drain_nudges(void)
+{
+    ucp_tag_t tag = umpi_cuda_ctrl_tag(umpi_global.rank, 1, UMPI_CUDA_NUDGE_ID);
+    struct umpi_cuda_nudge sink;
+    umpi_waiter_t w = {0};
+    if (umpi__nudge_ureq != NULL)
+        ucp_request_cancel(umpi_ucx.worker, umpi__nudge_ureq);
+    while (umpi__nudge_ureq != NULL)
+        umpi_progress_step(&w);
+    for (;;) {
+        ucp_tag_recv_info_t info;
+        ucp_tag_message_h msg = ucp_tag_probe_nb(umpi_ucx.worker, tag, ~(ucp_tag_t) 0, 1, &info);
+        if (msg != NULL) {
+            if (umpi_cuda_p2p_msg_recv_now(&sink, sizeof(sink), msg) != UMPI_OK)
+                break;
+            continue;
+        }
+        if (umpi_ucx_progress() == 0)
+            break; /* nothing more arrived: the flushed ones are all here */
+    }
+}
+
 void umpi_cuda_late_finalize(void)
 {
-    if (umpi__nudge_ureq != NULL)
-        ucp_request_cancel(umpi_ucx.worker, umpi__nudge_ureq); /* its callback frees it */
-    while (umpi__nudge_ureq != NULL)
-        ucp_worker_progress(umpi_ucx.worker);
+    if (umpi_cuda_active)
+        umpi__drain_nudges();
     if (umpi__hooked) {
         umpi_progress_unregister(umpi__late_hook);
         umpi__hooked = 0;

@@ -4,8 +4,9 @@
  * in every mode: blocking, nonblocking with the receive posted before and after the message,
  * synchronous, ready, buffered, persistent, wildcards, MPI_Probe, MPI_Mprobe/Mrecv,
  * Improbe/Imrecv, Sendrecv_replace, messages to oneself, derived datatypes on either side,
- * truncation (the sender still completes), cancel of a device receive, and ordering of several
- * large messages on one tag. Data and statuses are checked.
+ * truncation (the sender still completes), cancel of a device receive, ordering of several
+ * large messages on one tag, and a window of receives on one host buffer. Data and statuses are
+ * checked.
  *
  * Buffers of both kinds are made here whatever MPITEST_MEMTYPE says, when it names device memory
  * (device or mix); with host memory only the test says so and passes. Needs 2 or more ranks.
@@ -307,6 +308,50 @@ static void ordering(int skind, int rkind)
     mt_barrier();
 }
 
+/* A window of receives posted on one host buffer, each matched by a large device message (OSU's
+ * bandwidth tests do this): every receive completes, and the buffer holds the (identical) data.
+ * The device protocol's envelopes land in that buffer while earlier messages are still being
+ * copied into it by the GPU. */
+static void shared_window(void)
+{
+    enum { K = 16, ROUNDS = 8 };
+    size_t n = 1 << 20;
+    mt_buf_t b[K];
+    MPI_Request req[K];
+    MPI_Status st[K];
+    if (mt_rank > 1) {
+        mt_barrier();
+        return;
+    }
+    for (int k = 0; k < K; k++)
+        mt_buf_init_kind(&b[k], n, mt_rank == 0 ? D : H);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int k = 0; k < K; k++) {
+            if (mt_rank == 0) {
+                if (round == 0) {
+                    fill(b[k].h, n, 300);
+                    mt_push(&b[k]);
+                }
+                MPI_Isend(b[k].d, (int) n, MPI_BYTE, 1, 80, MPI_COMM_WORLD, &req[k]);
+            } else {
+                /* the later receives are posted while the earlier ones' copies run (a probe for
+                 * nothing makes progress without completing anything) */
+                int flag;
+                MPI_Irecv(b[0].d, (int) n, MPI_BYTE, 0, 80, MPI_COMM_WORLD, &req[k]);
+                MPI_Iprobe(0, 81, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            }
+        }
+        int err = MPI_Waitall(K, req, st);
+        MT_CHECK(err == MPI_SUCCESS, "a window of %d receives on one host buffer, round %d: %s", K, round,
+                 err == MPI_ERR_IN_STATUS ? "a receive failed" : "MPI_Waitall failed");
+        if (mt_rank == 1 && err == MPI_SUCCESS)
+            check_recv(&b[0], n, 300, &st[K - 1], 0, 80, "a window of receives on one host buffer");
+    }
+    for (int k = 0; k < K; k++)
+        mt_buf_free(&b[k]);
+    mt_barrier();
+}
+
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -372,6 +417,7 @@ int main(int argc, char **argv)
     for (int sk = H; sk <= D; sk++)
         for (int rk = H; rk <= D; rk++)
             ordering(sk, rk);
+    shared_window();
 
     /* a receive on device memory that nothing matches, cancelled */
     {
