@@ -13,6 +13,8 @@ dist_bench_DATA += bench/coll_bench.h bench/osu_allreduce.c bench/osu_bcast.c be
 dist_bench_SCRIPTS = bench/compare
 # mpirun's start-up across hosts (issue 6): bench/launch_startup times bench/init_finalize.c
 dist_bench_DATA += bench/init_finalize.c
+# what the GPU's small copies and events cost, with one or more processes sharing a GPU
+dist_bench_DATA += bench/cuda_latency.c
 dist_bench_SCRIPTS += bench/launch_startup
 EXTRA_DIST += bench/NOTES.md
 
