@@ -215,16 +215,13 @@ if [ "$OSU_MODE" != none ]; then
 fi
 
 # --- the system's shared libraries everything above loads ---
-# Libraries every Linux system has, newer than Debian 12's: a copy would only shadow them.
-is_base_lib() {
-    case $1 in
-    linux-vdso.so.* | ld-linux-*.so.* | libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | \
-        libresolv.so.* | libutil.so.* | libanl.so.* | libgcc_s.so.* | libstdc++.so.* | libz.so.*) return 0 ;;
-    esac
-    return 1
-}
-# The GPU driver's own libraries come from the GPU machine, never from here.
-is_driver_lib() { case $1 in libcuda.so* | libnvidia-*) return 0 ;; esac; return 1; }
+# Libraries every Linux system has, newer than Debian 12's: a copy would only shadow them. The GPU
+# driver's own libraries come from the GPU machine, never from here. (Written into BUNDLE-INFO: the
+# run script and the CI dry run read them from there.)
+BASE_LIBS_RE='^(linux-vdso|ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libresolv|libutil|libanl|libgcc_s|libstdc\+\+|libz)\.so(\.|$)'
+DRIVER_LIBS_RE='^(libcuda|libnvidia-[a-z0-9_-]+)\.so(\.|$)'
+is_base_lib() { [[ $1 =~ $BASE_LIBS_RE ]]; }
+is_driver_lib() { [[ $1 =~ $DRIVER_LIBS_RE ]]; }
 is_elf() { [ -f "$1" ] && [ ! -h "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
 # UCX's modules and PMIx's tree: where this machine's libucs and libpmix are
@@ -316,6 +313,8 @@ fi
     echo "CUDA_TOOLKIT=$(q "${CUDA_VERSION:+CUDART_VERSION $CUDA_VERSION at $CUDA_HOME}")"
     echo "UCX_MODULES_FROM=$(q "$UCX_MODULES")"
     echo "PMIX_TREE=$(q "$PMIX_TREE")"
+    echo "BASE_LIBS_RE=$(q "$BASE_LIBS_RE")"
+    echo "DRIVER_LIBS_RE=$(q "$DRIVER_LIBS_RE")"
     echo "CARRIED_LIBS=$(q "$(printf '%s\n' "${!carry[@]}" | sort | tr '\n' ' ' | sed 's/ $//')")"
 } >"$OUTDIR/BUNDLE-INFO"
 cat >"$OUTDIR/README.md" <<EOF

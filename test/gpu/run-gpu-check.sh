@@ -73,15 +73,9 @@ done
 FAKE_CUDA=$B/build/test/fakecuda/libcuda_fake.so
 FAKE_NCCL=$B/build/test/fakecuda/libnccl_fake.so
 
-# The libraries every system has (bundle.sh does not carry them), and the GPU driver's.
-is_base_lib() {
-    case $1 in
-    linux-vdso.so.* | ld-linux-*.so.* | libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | \
-        libresolv.so.* | libutil.so.* | libanl.so.* | libgcc_s.so.* | libstdc++.so.* | libz.so.*) return 0 ;;
-    esac
-    return 1
-}
-is_driver_lib() { case $1 in libcuda.so* | libnvidia-*) return 0 ;; esac; return 1; }
+# The libraries every system has (bundle.sh does not carry them), and the GPU driver's: BUNDLE-INFO.
+is_base_lib() { [[ $1 =~ $BASE_LIBS_RE ]]; }
+is_driver_lib() { [[ $1 =~ $DRIVER_LIBS_RE ]]; }
 is_elf() { [ -f "$1" ] && [ ! -h "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 
 bundle_env() {
