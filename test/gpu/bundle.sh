@@ -91,6 +91,9 @@ fi
 T0=$(date +%s)
 rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"/{lib,bench,osu,build/test/gpu,build/test/fakecuda,src/test/launch,src/bench}
+# marks the folder as a bundle (so that a failed run's leftovers are replaced next time); the
+# real BUNDLE-INFO is written last, when everything is in
+echo "# unfinished: test/gpu/bundle.sh did not complete" >"$OUTDIR/BUNDLE-INFO"
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/umpi-bundle.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
 

@@ -48,6 +48,10 @@ if [ ! -f "$B/BUNDLE-INFO" ]; then
     exit 2
 fi
 . "$B/BUNDLE-INFO"
+if [ -z "${BUNDLE_MADE:-}" ]; then
+    echo "run-gpu-check.sh: $B is an unfinished bundle (test/gpu/bundle.sh failed): make it again" >&2
+    exit 2
+fi
 
 ARGS=("$@")
 OUTDIR=${OUT:-}
