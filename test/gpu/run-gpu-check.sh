@@ -271,6 +271,7 @@ sweep() {
 record() {
     case $2 in PASS) NPASS=$((NPASS + 1)) ;; FAIL) NFAIL=$((NFAIL + 1)) ;;
     TIMEOUT) NTIMEOUT=$((NTIMEOUT + 1)) ;; *) NSKIP=$((NSKIP + 1)) ;; esac
+    set -- "$1" "$2" "$3" "${4//"$B/"/\$B/}" "${5:-}" "${6:-}"
     ROWS+=("| $NSTEP | $1 | $2 | $3 | ${4//|/\\|} |")
     {
         echo "### $NSTEP. $1: $2"
