@@ -70,6 +70,7 @@ case $out in *"error while loading shared libraries"*) ;; *) fail "umpi_info wit
 [ ! -e "$UMPI_PREFIX/bin/mpirun" ] || fail "$UMPI_PREFIX is not hidden"
 
 # --- the dry run ---
+rm -rf "$WORK/check" "$WORK/check-missing"
 t0=$(now_ms)
 "$BUNDLE/run-gpu-check.sh" --dry-run --out "$WORK/check" >"$WORK/check.out" 2>&1
 RC=$?

@@ -178,6 +178,7 @@ fi
 bundle_env
 REPORT=$OUTDIR/gpu-check-report.md
 SECTIONS=$OUTDIR/.sections.md
+rm -rf "$OUTDIR/logs" "$OUTDIR/suite"     # a previous check's, if DIR is used again
 mkdir -p "$OUTDIR/logs"
 : >"$SECTIONS"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/umpi-gpu-check.XXXXXX")
