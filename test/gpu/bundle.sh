@@ -17,7 +17,7 @@
 #   --tar FILE       also write the bundle as a gzip'ed tarball
 #   --osu MODE       the real OSU Micro-Benchmarks 7.4 (../shared/third-party): cuda (--enable-cuda,
 #                    needs a CUDA toolkit), host (no device buffers), none, or auto (default: cuda
-#                    where the toolkit is, else host, saying so)
+#                    where the toolkit is, else host; none without the tarball; saying so)
 #   --cuda DIR       the CUDA toolkit (default: $CUDA_HOME, else /usr/local/cuda)
 #
 # What goes in (test/gpu/README.md, "The GPU bundle"):
@@ -150,6 +150,11 @@ for s in MPI_Win_create MPI_Win_allocate MPI_Win_create_dynamic MPI_Win_attach M
     grep -qx "$s" <<<"$exported" || win_missing="$win_missing $s"
 done
 have_cuda_toolkit() { [ -f "$CUDA_HOME/include/cuda_runtime.h" ] && [ -e "$CUDA_HOME/lib64/libcudart.so" ]; }
+if [ "$OSU_MODE" = auto ] && [ ! -f "$OSU_TARBALL" ]; then
+    OSU_MODE=none
+    OSU_NOTE="no OSU tarball at $OSU_TARBALL: no real OSU in the bundle"
+    echo "*** bundle.sh: $OSU_NOTE"
+fi
 if [ "$OSU_MODE" = auto ]; then
     if have_cuda_toolkit; then OSU_MODE=cuda; else
         OSU_MODE=host
