@@ -97,7 +97,7 @@ export UMPI_BUNDLE_SYS_LDP=$SYS_LD_LIBRARY_PATH
 # --- --check-libs: every bundled program's libraries, and the PMIx tree (run as a preflight step) ---
 if [ $CHECK_LIBS = 1 ]; then
     bundle_env
-    rc=0 n=0
+    rc=0 n=0 from_sys=0
     for f in $(find "$B"/prefix/bin "$B"/prefix/lib "$B"/bench "$B"/osu "$B"/build "$B"/ucx "$B"/pmix2/lib -type f | sort); do
         is_elf "$f" || continue
         n=$((n + 1))
@@ -114,7 +114,11 @@ if [ $CHECK_LIBS = 1 ]; then
                     rc=1
                 fi
             else
-                case $path in "$B"/*) ;; *) echo "from the system: ${f#$B/}: $name => $path" ;; esac
+                case $path in
+                "$B"/*) ;;
+                *) echo "from this machine: ${f#$B/}: $name => $path"
+                   is_driver_lib "$name" || from_sys=$((from_sys + 1)) ;;
+                esac
             fi
         done <<<"$deps"
         # a library that is there but cannot be loaded (empty, another architecture): ldd fails
@@ -135,7 +139,11 @@ if [ $CHECK_LIBS = 1 ]; then
     for c in "$B"/pmix2/lib/pmix/*; do
         [ -e "$PMIX_TREE/lib/pmix/$(basename "$c")" ] || { echo "PMIx tree: $PMIX_TREE lacks $(basename "$c")"; rc=1; }
     done
-    [ $rc = 1 ] || echo "every library resolves inside the bundle (or is the base system's); $PMIX_TREE is the bundle's PMIx tree"
+    if [ $rc = 0 ] && [ $from_sys = 0 ]; then
+        echo "every library resolves inside the bundle (or is the base system's or the GPU driver's); $PMIX_TREE is the bundle's PMIx tree"
+    elif [ $rc = 0 ]; then
+        echo "every library resolves, $from_sys of them from this machine, not the bundle (above); $PMIX_TREE is the bundle's PMIx tree"
+    fi
     exit $rc
 fi
 
@@ -406,7 +414,7 @@ if in_steps preflight; then
     if [ $DRY = 1 ]; then
         skip nvidia-smi "dry run" nvidia-smi
     elif command -v nvidia-smi >/dev/null; then
-        step nvidia-smi 15 key_smi sh -c 'nvidia-smi; nvidia-smi -L' || true
+        step nvidia-smi 15 key_smi env LD_LIBRARY_PATH="$SYS_LD_LIBRARY_PATH" sh -c 'nvidia-smi; nvidia-smi -L' || true
     else
         NSTEP=$((NSTEP + 1)) RC=127
         LOG=$OUTDIR/logs/$(printf '%02d' $NSTEP)-nvidia-smi.log
@@ -496,6 +504,7 @@ if in_steps nsys; then
         [ "$OSU_BUILT" != cuda ] || lat=$B/osu/osu_latency
         mkdir -p "$OUTDIR/nsys"
         rep=$OUTDIR/nsys/osu_latency_small
+        step nsys-version 10 key_info env LD_LIBRARY_PATH="$SYS_LD_LIBRARY_PATH" nsys --version
         # nsys itself runs with the machine's libraries; only the MPI job gets the bundle's
         step nsys-profile 25 - env LD_LIBRARY_PATH="$SYS_LD_LIBRARY_PATH" nsys profile --trace=cuda,osrt \
             --force-overwrite=true -o "$rep" env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" \
