@@ -143,7 +143,7 @@ done
 # --- the real OSU 7.4 ---
 # OSU's c/util/osu_util_mpi.c, linked into every benchmark, calls the window functions; an MPI
 # without them gets a link shim (test/gpu/osu_win_shim.c) of stubs that abort, in OSU's build only.
-OSU_BUILT=none OSU_NOTE= OSU_CONFIGURE= OSU_SHIM=
+OSU_BUILT=none OSU_NOTE='' OSU_CONFIGURE='' OSU_SHIM=''
 win_missing=
 exported=$(nm -D --defined-only "$PREFIX/lib/libmpi.so.12" | awk '{ print $NF }')
 for s in MPI_Win_create MPI_Win_allocate MPI_Win_create_dynamic MPI_Win_attach MPI_Win_free; do

@@ -108,22 +108,22 @@ if [ $CHECK_LIBS = 1 ]; then
             is_base_lib "$name" && continue
             if [ "$path" = not ]; then
                 if is_driver_lib "$name" && [ $DRY = 1 ]; then
-                    echo "note: ${f#$B/} needs $name, the GPU driver's: not on this machine (dry run)"
+                    echo "note: ${f#"$B"/} needs $name, the GPU driver's: not on this machine (dry run)"
                 else
-                    echo "MISSING: ${f#$B/} needs $name: not found"
+                    echo "MISSING: ${f#"$B"/} needs $name: not found"
                     rc=1
                 fi
             else
                 case $path in
                 "$B"/*) ;;
-                *) echo "from this machine: ${f#$B/}: $name => $path"
+                *) echo "from this machine: ${f#"$B"/}: $name => $path"
                    is_driver_lib "$name" || from_sys=$((from_sys + 1)) ;;
                 esac
             fi
         done <<<"$deps"
         # a library that is there but cannot be loaded (empty, another architecture): ldd fails
         if [ $ldd_rc != 0 ]; then
-            echo "ERROR: ldd ${f#$B/} failed: $(grep -v '=>' <<<"$deps" | grep . | head -3 | sed "s|$B/||g" | tr '\n' ' ')"
+            echo "ERROR: ldd ${f#"$B"/} failed: $(grep -v '=>' <<<"$deps" | grep . | head -3 | sed "s|$B/||g" | tr '\n' ' ')"
             rc=1
         fi
     done
@@ -423,7 +423,9 @@ if in_steps preflight; then
     fi
     step umpi_info-gpu 20 key_gpu "$B/prefix/bin/umpi_info" --gpu
     step umpi_info 20 key_info "$B/prefix/bin/umpi_info"
-    TAIL=60 step bundle-libs 40 key_libs "$SELF" --check-libs $([ $DRY = 0 ] || echo --dry-run)
+    dry=()
+    [ $DRY = 0 ] || dry=(--dry-run)
+    TAIL=60 step bundle-libs 40 key_libs "$SELF" --check-libs "${dry[@]}"
 fi
 
 if in_steps probe; then
