@@ -33,3 +33,13 @@ endif
 EXTRA_DIST += test/gpu/gpu_reduce_local.c
 # --- issue 5, part bench: bench/ with -d cuda (bench_cuda.sh) and a CUDA runtime program built with mpicc ---
 EXTRA_DIST += test/gpu/bench_cuda.sh test/gpu/cuda_app.sh test/gpu/cuda_app.c
+# --- the GPU bundle: one folder with which a lent GPU machine runs the whole GPU check in one
+# command (test/gpu/README.md, "The GPU bundle"): `make install && make gpu-bundle`, then on the
+# GPU machine gpu-bundle/run-gpu-check.sh. GPU_BUNDLE_ARGS go to bundle.sh (--tar FILE, --osu MODE).
+GPU_BUNDLE = $(abs_top_builddir)/gpu-bundle
+GPU_BUNDLE_ARGS =
+gpu-bundle: all
+	@test -x "$(prefix)/bin/mpirun" || { echo "make gpu-bundle needs the installed tree: run make install first"; exit 1; }
+	$(top_srcdir)/test/gpu/bundle.sh --prefix "$(prefix)" --builddir "$(abs_top_builddir)" --out "$(GPU_BUNDLE)" $(GPU_BUNDLE_ARGS)
+.PHONY: gpu-bundle
+EXTRA_DIST += test/gpu/bundle.sh test/gpu/run-gpu-check.sh test/gpu/osu_win_shim.c
