@@ -35,6 +35,8 @@ rows() {
     [ "$n" -eq "$2" ] && [ "$p" -eq "$2" ] ||
         fail "$1: $p of $n rows passed validation, expected $2 ($(grep -v '^#' "$OUT" | grep -v Pass | head -3))"
     ! grep -q "still in use" "$ERR" || fail "$1: $(grep 'still in use' "$ERR" | head -1)"
+    # every message of umpi's device protocol is received (UCX names those left over at exit)
+    ! grep -q "was not matched" "$ERR" || fail "$1: $(grep -c 'was not matched' "$ERR") message(s) never received: $(grep 'was not matched' "$ERR" | head -1)"
 }
 
 # 1 B .. 1 MiB: 21 sizes, the largest well above the 32 KiB of UMPI_CUDA_STAGE_THRESH (envelopes)
