@@ -35,7 +35,7 @@
 #   src/test, src/bench what test/runtests needs for the gpu suite (testlists, sources, scripts)
 #   build/test/gpu      the gpu suite's build-tree programs; build/test/fakecuda: the fake driver
 #                       and NCCL (for run-gpu-check.sh --dry-run)
-#   bench/              bench/'s osu_latency, osu_bw, osu_bibw, osu_allreduce built with the mpicc
+#   bench/              bench/'s osu_latency, osu_bw, osu_bibw, osu_allreduce, cuda_latency built with the mpicc
 #   osu/                the real OSU's osu_latency, osu_bw, osu_bibw, osu_allreduce
 set -eu
 set -o pipefail
@@ -134,9 +134,9 @@ copy_src bench README.md compare '*.c' '*.h'
 cp -p "$SRCDIR/test/gpu/run-gpu-check.sh" "$OUTDIR/"
 
 # --- bench/'s benchmarks, built with the installed mpicc as a user would ---
-BENCHES="osu_latency osu_bw osu_bibw osu_allreduce"
+BENCHES="osu_latency osu_bw osu_bibw osu_allreduce cuda_latency"
 for b in $BENCHES; do
-    "$PREFIX/bin/mpicc" -O2 -o "$OUTDIR/bench/$b" "$SRCDIR/bench/$b.c" ||
+    "$PREFIX/bin/mpicc" -O2 -o "$OUTDIR/bench/$b" "$SRCDIR/bench/$b.c" -ldl ||
         die "cannot build bench/$b.c with $PREFIX/bin/mpicc"
 done
 

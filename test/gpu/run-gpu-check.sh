@@ -21,7 +21,8 @@
 #   probe      mpirun -n 2 of a host ping-pong; if it fails while PMIX_MCA_gds is unset, once more
 #              with PMIX_MCA_gds=ds12,hash (--gds), which every later step then keeps
 #   suite      test/runtests --suite gpu against the bundled prefix (-j, --max-time)
-#   bench      bench/'s -d cuda benchmarks with their baselines: osu_latency, osu_bw
+#   bench      bench/cuda_latency (the GPU's own cost of small copies and events, 1, 2 and 4
+#              processes sharing it), then bench/'s -d cuda benchmarks with their baselines: osu_latency, osu_bw
 #              --copy-baseline, osu_bibw (D D, 2 ranks), osu_allreduce --staged-baseline (2, 4 ranks)
 #   osu        the real OSU 7.4: osu_latency -d cuda -m 1:4194304 D D, H D, D H; osu_bw -d cuda D D,
 #              H D to 64 MiB; osu_allreduce -d cuda at 2 and 4 ranks to 64 MiB
@@ -238,6 +239,10 @@ key_libs() {
 }
 key_suite() { grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1; }
 key_lat() { rows us 8 "$(last_size)"; }
+# cuda_latency: the medians of the pinned copies, the pageable ones and the event fence
+key_floor() {
+    awk '$1 ~ /^(dtoh_pinned|htod_pinned|dtoh_pageable|htod_pageable|event_sync|dtoh_polled)$/ { printf "%s %s us; ", $1, $2 }' "$LOG"
+}
 key_bw() { rows MB/s 4194304 67108864; }
 key_copy_bw() {
     s=4194304 v=$(at "$LOG" 4194304) c=$(at "$LOG" 4194304 3)
@@ -460,6 +465,11 @@ fi
 
 if in_steps bench; then
     LAT="$B/bench/osu_latency" BW="$B/bench/osu_bw" BIBW="$B/bench/osu_bibw" AR="$B/bench/osu_allreduce"
+    # the GPU's own floor: small copies and events, by 1, 2 and 4 processes sharing the GPU at once
+    for n in 1 2 4; do
+        [ $DRY = 0 ] || [ $n = 2 ] || continue
+        step "cuda-latency-$n" 15 key_floor "$MPIRUN" -n $n "$B/bench/cuda_latency" -i $([ $DRY = 1 ] && echo 20 || echo 1000) -x 20
+    done
     if [ $DRY = 1 ]; then
         JUDGE=judge_rows step bench-latency-DD 30 key_lat "$MPIRUN" -n 2 "$LAT" -d cuda D D -c -m 1:65536 -i 10 -x 2
         JUDGE=judge_rows step bench-allreduce-2 30 key_staged "$MPIRUN" -n 2 "$AR" -d cuda --staged-baseline -c -m 4:65536 -i 5 -x 1
