@@ -1159,20 +1159,38 @@ static int umpi__run_kept(umpi_coll_comm_t *cc, const umpi_coll_algo_t *algo, co
     return MPI_SUCCESS;
 }
 
+static int umpi__post(umpi_coll_args_t *a, int mode, MPI_Request *request, umpi_coll_comm_t *cc, int host_only);
+
 int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
 {
-    umpi_coll_view_t v;
-    umpi_coll_view_local(&v, a->comm);
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
         return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
     /* device buffers: run whole through CUDA IPC within a node or by NCCL when every member
-     * agrees (umpi_coll_device.h); otherwise the schedule below moves them through host memory */
+     * agrees, or, small, on host copies of them (umpi_coll_device.h); otherwise the schedule
+     * below moves each step's device data through host memory */
+    int host_only = 1;
     if (umpi_unlikely(umpi_cuda_active)) {
         int err;
-        if (umpi_coll_dev_offload(a, cc, mode, &err))
+        if (umpi_coll_dev_offload(a, cc, mode, &err) || umpi_coll_dev_whole(a, mode, &host_only, &err))
             return err;
     }
+    return umpi__post(a, mode, request, cc, host_only);
+}
+
+int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request)
+{
+    umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
+    if (cc == NULL)
+        return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
+    return umpi__post(a, mode, request, cc, 1);
+}
+
+/* The call, its buffers host memory when host_only (then the paths that never stage may run). */
+static int umpi__post(umpi_coll_args_t *a, int mode, MPI_Request *request, umpi_coll_comm_t *cc, int host_only)
+{
+    umpi_coll_view_t v;
+    umpi_coll_view_local(&v, a->comm);
     /* What a choice depends on: the communicator (size, nodes: cc is its own), the kind, the
      * bytes and whether the op commutes (the usable() tests); knobs are read once at MPI_Init. A
      * repeated call (every benchmark loop, most applications) reuses it: 10-20 ns of the 40-60 ns
@@ -1202,13 +1220,13 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
                a->comm->name[0] ? a->comm->name : "a communicator", a->comm->size, a->bytes, algo->name);
     /* part small: two members, blocking: the algorithm's messages straight from the call (pair.c;
      * device buffers keep the schedule, which stages them) */
-    if (algo->pair != NULL && mode == UMPI_COLL_BLOCKING && v.size == 2 && !umpi_cuda_active) {
+    if (algo->pair != NULL && mode == UMPI_COLL_BLOCKING && v.size == 2 && host_only) {
         int err;
         if (algo->pair(&v, a, &err))
             return err;
     }
     if (mode == UMPI_COLL_BLOCKING && a->bytes <= UMPI__KEEP_BYTES && a->scounts == NULL && a->rcounts == NULL &&
-        a->sdts == NULL && a->rdts == NULL && !umpi_cuda_active)
+        a->sdts == NULL && a->rdts == NULL && host_only)
         return umpi__run_kept(cc, algo, &v, a);
     umpi_sched_t *s = umpi_sched_new(a->comm);
     if (s == NULL)

@@ -117,6 +117,8 @@ const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
  */
 enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
 int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
+/* The same for a call whose buffers are known to be host memory (no device path is considered). */
+int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request);
 
 /* For the MPI functions (coll.c): the op argument decoded and checked against dt (MPI_ERR_OP);
  * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);

@@ -36,7 +36,22 @@ int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, voi
 int umpi_coll_dev_pack(const void *buf, MPI_Count count, umpi_dtype_t *dt, void *bounce);
 int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const void *bounce, size_t bytes);
 
-/* ---- issue 5, part collipc: within one node through CUDA IPC (device_ipc.c) -------------------- */
+/*
+ * Small blocking collectives on device buffers run whole on host copies (device.c): every device
+ * buffer the call reads is copied out of the GPU at once (pinned staging, one wait), the host
+ * collective runs on the copies (the same algorithms, the fast paths of host calls included), and
+ * what it wrote is copied back (one more wait): two round trips to the GPU per call, where the
+ * schedule's per-step staging makes one per step. For intracommunicators, the kinds with one
+ * block per buffer or per process (allreduce, reduce, bcast, allgather, alltoall, gather,
+ * scatter, reduce_scatter_block, scan, exscan), contiguous datatypes without gaps, at most
+ * UMPI_CUDA_COLL_STAGE_MAX bytes of buffers at this process. Each process decides for itself
+ * (the messages are the same host messages either way). Returns 1 when the call was done here
+ * (*err its MPI error code); 0 otherwise, with *host_only 1 when every buffer of the call is host
+ * memory (the caller may take the host-only fast paths), else 0.
+ */
+int umpi_coll_dev_whole(umpi_coll_args_t *a, int mode, int *host_only, int *err);
+
+/* ---- within one node through CUDA IPC (device_ipc.c) ---------------------------------------------- */
 
 /*
  * Blocking allreduce, reduce, bcast, allgather, allgatherv and alltoall on an intracommunicator
@@ -53,7 +68,7 @@ int umpi_coll_ipc_try(const struct umpi_coll_args *a, struct umpi_coll_comm *cc,
 /* 0 when UMPI_CUDA_COLL_IPC=0 (then NCCL may serve one node too). */
 int umpi_coll_ipc_enabled(void);
 
-/* ---- collectives on device buffers run whole: CUDA IPC or NCCL (issue 5) ---- */
+/* ---- collectives on device buffers run whole: CUDA IPC or NCCL ---- */
 
 /*
  * The one entry from umpi_coll_post, on a GPU machine, before any algorithm is chosen: 1 when the

@@ -99,6 +99,7 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \
     X(dtype_staged, "non-contiguous device buffers (un)packed through host memory (no GPU kernels yet)") \
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
+    X(coll_whole, "small blocking collectives on device buffers run whole on host copies (one copy in, one out)") \
     X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)") \
     /* issue 5, part collipc: collectives within a node through CUDA IPC (src/coll/device_ipc.c) */ \
     X(coll_ipc, "collectives on device buffers done through CUDA IPC between the members of one node") \

@@ -59,13 +59,21 @@ lacks 1 ipc_transfers "IPC refused"
 expect_err "could not be opened" "IPC refused says why"
 clean_finalize "IPC refused" 2
 
-# 4. collectives: steps staged through host memory, reductions on the CPU (no GPU kernels yet)
+# 4. collectives: small ones run whole on host copies, larger ones stage each step's device data
+#    through host memory (reductions on the CPU where no GPU kernel serves them)
 UMPI_DEBUG=1 run -n 3 "$WORK/coll_basic"
 expect_rc 0 "collectives"
+has 0 coll_whole "collectives"
 has 0 coll_staged "collectives"
 has 0 reduce_staged "collectives"
 expect_err "computed by the CPU" "collectives say the reduction is on the CPU"
+expect_err "run whole on host copies" "collectives say which ran whole on host copies"
 clean_finalize "collectives" 3
+UMPI_DEBUG=1 UMPI_CUDA_COLL_STAGE_MAX=0 run -n 3 "$WORK/coll_basic"
+expect_rc 0 "collectives, UMPI_CUDA_COLL_STAGE_MAX=0"
+lacks 0 coll_whole "collectives, UMPI_CUDA_COLL_STAGE_MAX=0"
+has 0 coll_staged "collectives, UMPI_CUDA_COLL_STAGE_MAX=0"
+clean_finalize "collectives, UMPI_CUDA_COLL_STAGE_MAX=0" 3
 
 # 5. nothing left in the driver at exit (the test frees its own buffers before MPI_Finalize)
 FAKECUDA_REPORT=1 run -n 2 "$WORK/sendrecv"

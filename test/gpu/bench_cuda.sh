@@ -83,7 +83,7 @@ osu_allreduce)
     grep -q "^# Every buffer on DEVICE" "$OUT" || fail "allreduce: no placement line"
     grep -q "Staged(us)" "$OUT" || fail "allreduce: no staged baseline column"
     rows "allreduce" 19
-    for r in 0 1 2; do has $r "coll_staged reduce_staged" "allreduce"; done
+    for r in 0 1 2; do has $r "coll_whole coll_staged reduce_staged coll_ipc" "allreduce"; done
     ;;
 *)
     echo "FAIL: $TEST: unknown benchmark $BENCH"
