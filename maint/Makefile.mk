@@ -4,8 +4,10 @@
 # API list and maint/bindings.def (shared/DESIGN.md, "One source of truth for the API"). One run
 # writes every output; a stamp file stands for the run so that make starts it once.
 
-# The API list; override with `make MPI_APIS_JSON=/path/to/apis.json`.
-MPI_APIS_JSON = $(top_srcdir)/../shared/mpi-standard/apis.json
+# The API list, kept in the repository (maint/README.md says where it comes from); override with
+# `make MPI_APIS_JSON=/path/to/apis.json`.
+MPI_APIS_JSON = $(top_srcdir)/maint/apis.json
+EXTRA_DIST += maint/apis.json maint/README.md
 
 UMPI_GEN_OUTPUTS = include/mpi_proto.h src/mpi/gen/bindings.c src/mpi/gen/umpi_impl.h
 UMPI_GEN_DEPS = $(srcdir)/maint/gen_bindings.py $(srcdir)/maint/bindings.def $(MPI_APIS_JSON) \
