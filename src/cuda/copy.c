@@ -108,6 +108,10 @@ umpi_status_t umpi_cuda_fence_start(CUevent ev)
 
 umpi_status_t umpi_cuda_fence(void)
 {
+    /* nothing queued on the legacy stream is left to finish: no fence to wait for (a host-side
+     * query; the event's round trip through the GPU is only paid when there is work) */
+    if (umpi_cuda_drv.cuStreamQuery(UMPI_CU_STREAM_LEGACY) == UMPI_CUDA_SUCCESS)
+        return UMPI_OK;
     if (umpi__fence_event == NULL) {
         umpi_status_t st = umpi_cuda_ctx_ensure(-1);
         if (st != UMPI_OK)

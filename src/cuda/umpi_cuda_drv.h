@@ -66,6 +66,7 @@ typedef enum {
 #define UMPI_CU_MEMHOSTALLOC_PORTABLE  0x01
 #define UMPI_CU_MEMHOSTREGISTER_PORTABLE 0x01
 #define UMPI_CU_MEMATTACH_GLOBAL       0x01
+#define UMPI_CU_STREAM_LEGACY          ((CUstream) 0x1) /* the legacy default stream, by name */
 #define UMPI_CU_STREAM_DEFAULT         0x00
 #define UMPI_CU_STREAM_NON_BLOCKING    0x01
 #define UMPI_CU_EVENT_DISABLE_TIMING   0x02
