@@ -20,6 +20,7 @@ libmpi_la_SOURCES += \
 	src/core/objects.c \
 	src/core/knobs.c \
 	src/core/log.c \
+	src/core/die.c \
 	src/core/err.c \
 	src/core/errhandler.c \
 	src/core/datatype.c \

@@ -1,11 +1,10 @@
 /*
- * Logging, fatal exits, internal status messages and small utilities.
+ * Logging, internal status messages and small utilities (fatal exits: die.c).
  *
  * Every line goes to stderr with one write(2), so that lines of different threads (and of
  * different ranks, which mpirun forwards line by line) never interleave mid-line.
  */
 #include "core/umpi.h"
-#include "pmi/umpi_pmi.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,22 +51,6 @@ void umpi_log(const char *what, const char *fmt, ...)
     va_end(ap);
     size_t len = umpi__finish_line(line, sizeof(line), m < 0 ? n : n + m);
     umpi__write_line(line, len);
-}
-
-void umpi_die(int exit_code, const char *fmt, ...)
-{
-    char line[UMPI__LINE_MAX];
-    int n = snprintf(line, sizeof(line), "umpi: rank %d: ", umpi_global.rank);
-    if (n < 0 || (size_t) n >= sizeof(line))
-        n = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line + n, sizeof(line) - (size_t) n, fmt, ap);
-    va_end(ap);
-    /* Whatever the program printed before dying is worth seeing. */
-    fflush(stdout);
-    /* The PMI layer prints the message (or hands it to the launcher) and ends the job. */
-    umpi_pmi_abort(exit_code, line);
 }
 
 /* ---- internal status ---------------------------------------------------------------------------- */

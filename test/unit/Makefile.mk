@@ -5,7 +5,7 @@
 UMPI_UNIT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit
 UMPI_UNIT_LDADD = -lpthread
 # Every test needs these: handles, logging (umpi_die), knobs (umpi_config), the stubs.
-UMPI_UNIT_BASE = src/core/handle.c src/core/log.c src/core/knobs.c test/unit/stubs.c test/unit/unit.h
+UMPI_UNIT_BASE = src/core/handle.c src/core/log.c src/core/die.c src/core/knobs.c test/unit/stubs.c test/unit/unit.h
 UMPI_UNIT_ERR = src/core/err.c src/core/errhandler.c
 
 check_PROGRAMS += test/unit/test_handle test/unit/test_err test/unit/test_knobs \
@@ -20,7 +20,7 @@ test_unit_test_err_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_err_LDADD = $(UMPI_UNIT_LDADD)
 
 # test_knobs.c #includes knobs.c to reach its parsers, so knobs.c is not listed again.
-test_unit_test_knobs_SOURCES = test/unit/test_knobs.c src/core/handle.c src/core/log.c \
+test_unit_test_knobs_SOURCES = test/unit/test_knobs.c src/core/handle.c src/core/log.c src/core/die.c \
 	test/unit/stubs.c test/unit/unit.h
 test_unit_test_knobs_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_knobs_LDADD = $(UMPI_UNIT_LDADD)
