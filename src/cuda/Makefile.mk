@@ -4,6 +4,8 @@ libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda.h \
 	src/cuda/umpi_cuda_drv.h \
 	src/cuda/loader.c \
+	src/cuda/start.c \
+	src/cuda/stats.c \
 	src/cuda/classify.c \
 	src/cuda/umpi_cuda_ipc.h \
 	src/cuda/ipc_cache.c \

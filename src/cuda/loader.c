@@ -8,10 +8,9 @@
  *
  * No context is created or made current here: the application picks its device after MPI_Init as
  * often as before it, and cuPointerGetAttributes needs no current context for unified addresses.
+ * This file opens and closes the driver; start.c runs src/cuda's start and finish around it.
  */
 #include "cuda/umpi_cuda.h"
-#include "cuda/umpi_cuda_ipc.h"
-#include "cuda/umpi_cuda_pipe.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -21,42 +20,11 @@
 struct umpi_cuda_driver umpi_cuda_drv;
 int umpi_cuda_active;
 int umpi_cuda_device_buffers;
-unsigned long umpi_cuda_stats[UMPI_CUDA_NSTATS];
-const char *const umpi_cuda_stat_names[UMPI_CUDA_NSTATS] = {
-#define UMPI__CUDA_STAT_NAME(name, doc) #name,
-    UMPI_CUDA_STATS(UMPI__CUDA_STAT_NAME)
-#undef UMPI__CUDA_STAT_NAME
-};
-static const char *const umpi__stat_docs[UMPI_CUDA_NSTATS] = {
-#define UMPI__CUDA_STAT_DOC(name, doc) doc,
-    UMPI_CUDA_STATS(UMPI__CUDA_STAT_DOC)
-#undef UMPI__CUDA_STAT_DOC
-};
-
 static void *umpi__lib;
 /* cuInit was called on umpi__lib: it is never closed again (the driver's threads and exit handlers
  * stay behind in the process, and unloading the code under them is not supported). */
 static int umpi__lib_pinned;
 static struct umpi_cuda_state umpi__state = { .mode = "auto", .why = "not initialized" };
-
-/* UMPI_DEBUG=1 and 2 print the first few events of each counter (a loop over device buffers would
- * otherwise print one line per message), 3 every one. */
-#define UMPI__SLOW_PATH_LINES 8
-
-void umpi_cuda_slow_path(enum umpi_cuda_stat s, const char *fmt, ...)
-{
-    unsigned long n = __atomic_add_fetch(&umpi_cuda_stats[s], 1, __ATOMIC_RELAXED);
-    if (umpi_config.debug >= 3 || (umpi_config.debug >= 1 && n <= UMPI__SLOW_PATH_LINES)) {
-        char line[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(line, sizeof(line), fmt, ap);
-        va_end(ap);
-        umpi_log("debug", "%s [%s%s]", line, umpi_cuda_stat_names[s],
-                 umpi_config.debug < 3 && n == UMPI__SLOW_PATH_LINES ? "; further ones counted, shown at UMPI_DEBUG=3"
-                                                                     : "");
-    }
-}
 
 const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len)
 {
@@ -123,7 +91,7 @@ static umpi_status_t umpi__load(const char *libname, int mode)
     return UMPI_OK;
 }
 
-umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver *fake)
+umpi_status_t umpi_cuda_driver_open(const char *libname, const struct umpi_cuda_driver *fake)
 {
     char buf[160];
     CUresult r;
@@ -131,8 +99,6 @@ umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver
 
     umpi_cuda_active = 0;
     memset(&umpi__state, 0, sizeof(umpi__state));
-    memset(umpi_cuda_stats, 0, sizeof(umpi_cuda_stats));
-    umpi_cuda_cache_reset();
     if (mode < 0) {
         umpi_log("warning", "UMPI_CUDA=\"%s\": not auto, 0 or 1; using auto", umpi_config.cuda);
         mode = 2;
@@ -178,36 +144,9 @@ umpi_status_t umpi_cuda_setup(const char *libname, const struct umpi_cuda_driver
     return UMPI_OK;
 }
 
-umpi_status_t umpi_cuda_init(void)
+void umpi_cuda_driver_close(void)
 {
-    /* UMPI_CUDA_LIBRARY: libcuda.so.1 unless a test names its fake driver (test/fakecuda) */
-    const char *lib = umpi_config.cuda_library != NULL && *umpi_config.cuda_library ? umpi_config.cuda_library
-                                                                                     : "libcuda.so.1";
-    return umpi_cuda_setup(lib, NULL);
-}
-
-void umpi_cuda_finalize(void)
-{
-    if (umpi_cuda_active && umpi_config.debug >= 1) {
-        char line[1024];
-        size_t n = 0;
-        for (int i = 0; i < UMPI_CUDA_NSTATS && n < sizeof(line); i++) {
-            if (umpi_cuda_stats[i] != 0)
-                n += (size_t) snprintf(line + n, sizeof(line) - n, " %s=%lu", umpi_cuda_stat_names[i],
-                                       umpi_cuda_stats[i]);
-        }
-        umpi_log("debug", "cuda counters:%s", n ? line : " none");
-        if (umpi_config.debug >= 2) {
-            for (int i = 0; i < UMPI_CUDA_NSTATS; i++)
-                umpi_log("debug", "cuda counter %-18s %10lu  %s", umpi_cuda_stat_names[i], umpi_cuda_stats[i],
-                         umpi__stat_docs[i]);
-        }
-    }
     umpi_cuda_active = 0;
-    umpi_cuda_cache_watched(0);
-    umpi_cuda_ipc_finalize();
-    umpi_cuda_stage_finalize();
-    umpi_cuda_cache_finalize();
     memset(&umpi_cuda_drv, 0, sizeof(umpi_cuda_drv));
     if (umpi__lib != NULL && !umpi__lib_pinned) {
         dlclose(umpi__lib);

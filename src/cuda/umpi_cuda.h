@@ -54,6 +54,10 @@ int umpi_cuda_mode_parse(const char *s);
 void umpi_cuda_finalize(void) UMPI_EXPORT;
 void umpi_cuda_get_state(struct umpi_cuda_state *st) UMPI_EXPORT;
 
+/* loader.c, for start.c: the driver opened (libname, or the ready table `fake`), and closed. */
+umpi_status_t umpi_cuda_driver_open(const char *libname, const struct umpi_cuda_driver *fake);
+void umpi_cuda_driver_close(void);
+
 /* "CUDA_ERROR_INVALID_VALUE: invalid argument" for a CUresult, via the driver when it is loaded. */
 const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
 
@@ -126,6 +130,9 @@ static inline void umpi_cuda_stat_hot(enum umpi_cuda_stat s)
     __atomic_store_n(&umpi_cuda_stats[s], __atomic_load_n(&umpi_cuda_stats[s], __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
 }
+
+/* The counters that are not 0, at UMPI_DEBUG>=1 (each with what it counts at 2): MPI_Finalize. */
+void umpi_cuda_stats_print(void);
 
 /* Exact count of a slow-path event, and at UMPI_DEBUG>=1 a line saying why it was taken. */
 void umpi_cuda_slow_path(enum umpi_cuda_stat s, const char *fmt, ...) UMPI_PRINTF(2, 3);
