@@ -3,7 +3,7 @@
 #include "core/umpi_err.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "cuda/umpi_cuda_kern.h"
-#include "cuda/umpi_cuda_pipe.h"
+#include "cuda/umpi_cuda_bounce.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -211,35 +211,32 @@ int umpi_coll_dev_whole(umpi_coll_args_t *a, int mode, int *host_only, int *err)
     if (mode != UMPI_COLL_BLOCKING || sbytes + rbytes > (size_t) umpi_config.cuda_coll_stage_max)
         return 0;
 
-    struct umpi_cuda_stage *ss = NULL, *rs = NULL;
+    void *sh = NULL, *rh = NULL;
     const char *sdata = sdev ? (const char *) a->sbuf + a->sdt->true_lb : NULL;
     char *rdata = rdev ? (char *) a->rbuf + a->rdt->true_lb : NULL;
     umpi_status_t st = umpi_cuda_ctx_ensure(dev);
-    /* at least a page: the pool hands a buffer to any later request it is large enough for */
     if (st == UMPI_OK && sdev)
-        st = umpi_cuda_stage_get(sbytes > 4096 ? sbytes : 4096, &ss);
+        st = umpi_cuda_bounce_get(sbytes, &sh);
     if (st == UMPI_OK && rdev)
-        st = umpi_cuda_stage_get(rbytes > 4096 ? rbytes : 4096, &rs);
+        st = umpi_cuda_bounce_get(rbytes, &rh);
     if (st == UMPI_OK && sdev)
-        st = umpi_cuda_copy(ss->host, sdata, sbytes);
+        st = umpi_cuda_copy(sh, sdata, sbytes);
     if (st == UMPI_OK && rdev && w.rin)
-        st = umpi_cuda_copy(rs->host, rdata, rbytes);
+        st = umpi_cuda_copy(rh, rdata, rbytes);
     if (st == UMPI_OK) {
         umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_whole, "cuda: %s with %zu bytes of device buffers run whole on "
                             "host copies", umpi_coll_kind_name(a->kind), sbytes + rbytes);
         umpi_coll_args_t h = *a;
         if (sdev)
-            h.sbuf = (char *) ss->host - a->sdt->true_lb;
+            h.sbuf = (char *) sh - a->sdt->true_lb;
         if (rdev)
-            h.rbuf = (char *) rs->host - a->rdt->true_lb;
+            h.rbuf = (char *) rh - a->rdt->true_lb;
         *err = umpi_coll_post_host(&h, mode, NULL);
         if (*err == MPI_SUCCESS && rdev && w.rout > 0)
-            st = umpi_cuda_copy(rdata, rs->host, (size_t) (w.rout * a->rdt->size));
+            st = umpi_cuda_copy(rdata, rh, (size_t) (w.rout * a->rdt->size));
     }
-    if (ss != NULL)
-        umpi_cuda_stage_put(ss);
-    if (rs != NULL)
-        umpi_cuda_stage_put(rs);
+    umpi_cuda_bounce_put(sh, sbytes);
+    umpi_cuda_bounce_put(rh, rbytes);
     if (*err == MPI_SUCCESS && st != UMPI_OK)
         *err = umpi_err_from_status(st, "a collective on device buffers through host copies");
     return 1;

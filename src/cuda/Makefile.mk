@@ -11,6 +11,8 @@ libmpi_la_SOURCES += \
 	src/cuda/ipc_cache.c \
 	src/cuda/umpi_cuda_pipe.h \
 	src/cuda/pipeline.c \
+	src/cuda/umpi_cuda_bounce.h \
+	src/cuda/bounce.c \
 	src/cuda/query.c \
 	src/cuda/umpi_cuda_copy.h \
 	src/cuda/copy.c \

@@ -1,10 +1,11 @@
 /*
  * src/cuda's start and finish: the driver opened (loader.c), the counters and the classification
  * caches emptied; at the end the counters shown (UMPI_DEBUG), the IPC mappings closed, the pinned
- * staging buffers and streams freed, the caches emptied, the driver closed. The one file that calls
+ * staging and bounce buffers and the streams freed, the caches emptied, the driver closed. The one file that calls
  * every part of src/cuda, so that none of them calls another's finalizer.
  */
 #include "cuda/umpi_cuda.h"
+#include "cuda/umpi_cuda_bounce.h"
 #include "cuda/umpi_cuda_ipc.h"
 #include "cuda/umpi_cuda_pipe.h"
 
@@ -33,6 +34,7 @@ void umpi_cuda_finalize(void)
     umpi_cuda_cache_watched(0);
     umpi_cuda_ipc_finalize();
     umpi_cuda_stage_finalize();
+    umpi_cuda_bounce_finalize();
     umpi_cuda_cache_finalize();
     umpi_cuda_driver_close();
 }

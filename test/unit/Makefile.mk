@@ -72,7 +72,7 @@ test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)
 
 # src/cuda without a GPU: the loader and the classification caches against a fake driver (issue 5)
 check_PROGRAMS += test/unit/test_cuda
-UMPI_UNIT_CUDA = src/cuda/loader.c src/cuda/start.c src/cuda/stats.c src/cuda/classify.c src/cuda/ipc_cache.c src/cuda/pipeline.c
+UMPI_UNIT_CUDA = src/cuda/loader.c src/cuda/start.c src/cuda/stats.c src/cuda/classify.c src/cuda/ipc_cache.c src/cuda/pipeline.c src/cuda/bounce.c
 test_unit_test_cuda_SOURCES = test/unit/test_cuda.c $(UMPI_UNIT_CUDA) src/cuda/query.c \
 	$(UMPI_UNIT_BASE)
 test_unit_test_cuda_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
