@@ -16,7 +16,6 @@
  * Threads: the lists are guarded by a mutex under MPI_THREAD_MULTIPLE only, like the big lock.
  */
 #include "cuda/umpi_cuda_bounce.h"
-#include "cuda/umpi_cuda_copy.h"
 
 #include <stdlib.h>
 
@@ -69,14 +68,13 @@ static umpi_status_t umpi__refill(unsigned c)
         umpi_status_msg("no memory to describe a pinned slab");
         return UMPI_ERR_NOMEM;
     }
-    umpi_status_t st = umpi_cuda_ctx_ensure(-1);
-    CUresult r = st == UMPI_OK ? umpi_cuda_drv.cuMemHostAlloc(&s->mem, UMPI__SLAB, UMPI_CU_MEMHOSTALLOC_PORTABLE)
-                               : UMPI_CUDA_SUCCESS;
-    if (st == UMPI_OK && r != UMPI_CUDA_SUCCESS)
-        st = umpi_cuda_fail("cuMemHostAlloc of a pinned slab for small device data", r);
-    if (st != UMPI_OK) {
+    CUresult r = umpi_cuda_drv.cuMemHostAlloc(&s->mem, UMPI__SLAB, UMPI_CU_MEMHOSTALLOC_PORTABLE);
+    if (r != UMPI_CUDA_SUCCESS) {
+        char buf[160];
+        umpi_status_msg("cuMemHostAlloc of a pinned slab for small device data failed: %s",
+                        umpi_cuda_strerror(r, buf, sizeof(buf)));
         free(s);
-        return st;
+        return UMPI_ERR_OTHER;
     }
     umpi_cuda_slow_path(UMPI_CUDA_STAT_stage_allocs, "cuda: %zu KiB of pinned memory for buffers of %zu bytes",
                         UMPI__SLAB >> 10, (size_t) 1 << (UMPI__MIN_SHIFT + c));

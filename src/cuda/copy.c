@@ -7,14 +7,16 @@
  * cuStreamSynchronize, or watched with an event by the caller (umpi_cuda_copy_start). The CPU
  * never dereferences a device pointer here.
  *
- * Non-contiguous datatypes on device memory (until GPU pack kernels exist, the seam is
- * umpi_cuda_pack / umpi_cuda_unpack): packing copies the span the data covers to host memory in
- * one driver copy and packs there with the CPU engine when the span is at most twice the data
- * (dense types), else one driver copy per contiguous block; unpacking always copies block by
- * block, since writing back a whole span would also write the gaps, which the receive buffer
- * does not own. Both are counted (dtype_staged).
+ * Non-contiguous datatypes on device memory (umpi_cuda_pack / umpi_cuda_unpack): where the host
+ * side is memory the GPU reaches (pinned) and umpi has its kernels, one pack kernel moves the whole
+ * of it. Otherwise packing copies the span the data covers to host memory in one driver copy and
+ * packs there with the CPU engine when the span is at most twice the data (dense types), else one
+ * driver copy per contiguous block; unpacking always copies block by block, since writing back a
+ * whole span would also write the gaps, which the receive buffer does not own. Both are counted
+ * (dtype_staged).
  */
 #include "cuda/umpi_cuda_copy.h"
+#include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_pipe.h"
 
 #include <stdlib.h>
@@ -243,12 +245,38 @@ static umpi_status_t umpi__blockwise(const umpi_dtype_t *dt, void *buf, MPI_Coun
     return sync;
 }
 
+/* Packs (unpack 0) or unpacks the whole of count x dt between the device buffer buf and host
+ * memory the GPU can reach (pinned), with umpi's pack kernel: UMPI_OK when done, UMPI_ERR_NOT_FOUND
+ * when no kernel serves (no image, the host side pageable, only part of the data wanted), other
+ * codes when the driver failed. */
+static umpi_status_t umpi__kernel_pack(const umpi_dtype_t *dt, void *buf, MPI_Count count, void *host, size_t bytes,
+                                       int unpack)
+{
+    struct umpi_cuda_buf_info bi;
+    if (bytes != (size_t) (count * dt->size) || !umpi_cuda_kernels_available() ||
+        umpi_cuda_classify(host, bytes, &bi) != UMPI_OK || bi.type == UMPI_CUDA_MEM_HOST)
+        return UMPI_ERR_NOT_FOUND;
+    CUstream s;
+    umpi_status_t st = umpi_cuda_copy_stream(&s);
+    if (st != UMPI_OK)
+        return st;
+    umpi_dtype_t *t = (umpi_dtype_t *) dt; /* the kernels keep the type's uploaded blocks in it */
+    st = unpack ? umpi_cuda_kern_unpack(t, count, host, buf, s) : umpi_cuda_kern_pack(t, count, buf, host, s);
+    if (st == UMPI_ERR_NOT_FOUND)
+        return st;
+    umpi_status_t w = umpi__sync(s); /* also after a failed launch: what was queued uses the buffers */
+    return st != UMPI_OK ? st : w;
+}
+
 umpi_status_t umpi_cuda_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count count, void *dst, size_t bytes)
 {
     if (bytes == 0)
         return UMPI_OK;
     if (dt->contig)
         return umpi_cuda_copy(dst, (const char *) buf + dt->true_lb, bytes);
+    umpi_status_t kst = umpi__kernel_pack(dt, (void *) buf, count, dst, bytes, 0);
+    if (kst != UMPI_ERR_NOT_FOUND)
+        return kst;
     /* The span the data covers: one copy and a CPU pack when it is dense enough. */
     MPI_Aint ext = dt->extent < 0 ? -dt->extent : dt->extent;
     MPI_Aint span = dt->true_extent + (MPI_Aint) (count - 1) * ext;
@@ -278,6 +306,9 @@ umpi_status_t umpi_cuda_unpack(const umpi_dtype_t *dt, void *buf, MPI_Count coun
         return UMPI_OK;
     if (dt->contig)
         return umpi_cuda_copy((char *) buf + dt->true_lb, src, bytes);
+    umpi_status_t kst = umpi__kernel_pack(dt, buf, count, (void *) src, bytes, 1);
+    if (kst != UMPI_ERR_NOT_FOUND)
+        return kst;
     return umpi__blockwise(dt, buf, count, (void *) src, bytes, 1);
 }
 

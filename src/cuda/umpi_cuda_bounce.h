@@ -11,7 +11,7 @@
 #define UMPI_CUDA_BOUNCE_MAX ((size_t) 64 << 10)
 
 /* A host buffer of at least n bytes (pinned when n <= UMPI_CUDA_BOUNCE_MAX), and its return with
- * the same n. Needs CUDA active (a context is made current if none is). */
+ * the same n. Needs CUDA active and a current context (umpi_cuda_ctx_ensure). */
 umpi_status_t umpi_cuda_bounce_get(size_t n, void **p);
 void umpi_cuda_bounce_put(void *p, size_t n);
 /* Buffers handed out and not returned (leak checks). */
