@@ -15,7 +15,6 @@
 
 #include <mpi.h>
 #include <pmix.h>
-#include <ucp/api/ucp.h>
 
 #include "coll/umpi_coll.h"
 #include "core/umpi_knobs.h"
@@ -23,6 +22,7 @@
 #include "pmi/umpi_pmi.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_nccl.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -173,7 +173,7 @@ static void umpi__print_build(void)
 
     printf("\nRun time\n");
     umpi__row("libmpi", umpi__libmpi_path());
-    umpi__row("UCX", ucp_get_version_string());
+    umpi__row("UCX", umpi_ucx_version());
     umpi__row("PMIx", PMIx_Get_version());
     umpi__print_gpu();
     umpi__print_pmi();

@@ -276,7 +276,7 @@ static ucp_tag_message_h umpi__probe(int source, int tag, umpi_comm_t *comm, int
     umpi_ucx_recv_tag(comm->context_id, source, tag, &utag, &mask);
     if (umpi_unlikely(umpi_cuda_envelope_min != SIZE_MAX))
         mask &= ~UMPI_CUDA_ENVELOPE_BIT; /* probes see device messages' envelopes */
-    return ucp_tag_probe_nb(umpi_ucx.worker, utag, mask, remove, info);
+    return umpi_ucx_probe(utag, mask, remove, info);
 }
 
 /* MPI_Probe / Iprobe: 1 and info (sender tag, length) when a message matches. The messages a

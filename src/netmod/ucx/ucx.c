@@ -10,6 +10,11 @@
 
 struct umpi_ucx umpi_ucx;
 
+const char *umpi_ucx_version(void)
+{
+    return ucp_get_version_string();
+}
+
 umpi_status_t umpi_ucx_init(int thread_level, int world_size)
 {
     ucp_config_t *config = NULL;
@@ -370,6 +375,30 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
     return UMPI_OK;
 }
 
+umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_h msg, struct umpi_ucx_recv_wait *w)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_RECV_INFO,
+        .datatype = ucp_dt_make_contig(1),
+        .cb.recv = umpi__recv_wait_cb,
+        .user_data = w,
+        .recv_info.tag_info = &w->info,
+    };
+    w->done = 0;
+    w->ucx_req = NULL;
+    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_msg_recv_nbx");
+    if (sp == NULL) {
+        w->status = UCS_OK; /* completed at once: the data is in buf */
+        w->done = 1;
+    } else if (!w->done) {
+        w->ucx_req = sp;
+    }
+    return UMPI_OK;
+}
+
 umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag_message_h msg,
                                    umpi_request_t *req, void **ucx_req, ucp_tag_recv_info_t *info)
 {
@@ -390,6 +419,85 @@ umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp
 void umpi_ucx_cancel(void *ucx_req)
 {
     ucp_request_cancel(umpi_ucx.worker, ucx_req);
+}
+
+/* ---- operations with a completion callback -------------------------------------------------------- */
+
+/* Any address that is no request: the operation is in flight, its callback has not run (it may
+ * run inside the call that starts it). */
+static char umpi__starting;
+
+static void umpi__op_send_cb(void *ucx_req, ucs_status_t st, void *user_data)
+{
+    umpi_ucx_op_t *op = user_data;
+    op->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    op->done(op, st, NULL);
+}
+
+static void umpi__op_recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    umpi_ucx_op_t *op = user_data;
+    ucp_tag_recv_info_t i;
+    if (info != NULL)
+        i = *info; /* info lives in ucx_req */
+    op->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    op->done(op, st, info != NULL ? &i : NULL);
+}
+
+static umpi_status_t umpi__op_started(ucs_status_ptr_t sp, umpi_ucx_op_t *op, const ucp_tag_recv_info_t *info,
+                                      const char *what)
+{
+    if (UCS_PTR_IS_ERR(sp)) {
+        op->ucx_req = NULL;
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
+    }
+    if (sp == NULL) {
+        op->ucx_req = NULL;
+        op->done(op, UCS_OK, info);
+    } else if (op->ucx_req == &umpi__starting) {
+        op->ucx_req = sp;
+    }
+    return UMPI_OK;
+}
+
+umpi_status_t umpi_ucx_send_op(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, umpi_ucx_op_t *op)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__op_send_cb,
+        .user_data = op,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_send_nbx(ep, buf, len, tag, &p), op, NULL, "ucp_tag_send_nbx");
+}
+
+umpi_status_t umpi_ucx_recv_op(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_ucx_op_t *op)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = umpi__op_recv_cb,
+        .user_data = op,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p), op, NULL,
+                            "ucp_tag_recv_nbx");
+}
+
+umpi_status_t umpi_ucx_msg_recv_op(void *buf, size_t len, ucp_tag_message_h msg, const ucp_tag_recv_info_t *probed,
+                                   umpi_ucx_op_t *op)
+{
+    ucp_tag_recv_info_t info = *probed;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .cb.recv = umpi__op_recv_cb,
+        .user_data = op,
+        .recv_info.tag_info = &info,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p), op, probed,
+                            "ucp_tag_msg_recv_nbx");
 }
 
 /* ---- light operations (collective schedules) ------------------------------------------------------ */

@@ -63,6 +63,9 @@ void umpi_ucx_finalize(void);
 umpi_status_t umpi_ucx_vm_watch(void (*changed)(uintptr_t start, size_t len));
 void umpi_ucx_vm_unwatch(void);
 
+/* UCX's version at run time (umpi_info). */
+const char *umpi_ucx_version(void) UMPI_EXPORT;
+
 /* Translates a UCX status into ours, recording "<what>: <UCX's text>" as the cause. */
 umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what);
 
@@ -172,6 +175,18 @@ static inline umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_mes
     return umpi_ucx_msg_recv_dt(buf, len, ucp_dt_make_contig(1), msg, req, ucx_req, info);
 }
 
+/* The same for a matched message (umpi_ucx_probe with remove), whose length the probe told. */
+umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_h msg,
+                                         struct umpi_ucx_recv_wait *w);
+
+/* UCX's probe of its unexpected queue: the first message matching (tag, mask), NULL when none;
+ * info: its sender tag and length. With remove the message leaves the queue, to be received
+ * with umpi_ucx_msg_recv*. */
+static inline ucp_tag_message_h umpi_ucx_probe(ucp_tag_t tag, ucp_tag_t mask, int remove, ucp_tag_recv_info_t *info)
+{
+    return ucp_tag_probe_nb(umpi_ucx.worker, tag, mask, remove, info);
+}
+
 /* Completion test of a request returned to a blocking caller; frees it when complete. */
 static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
 {
@@ -184,10 +199,40 @@ static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
 void umpi_ucx_cancel(void *ucx_req);
 
 /*
+ * Operations with a completion callback, for a protocol that keeps state of its own (the device
+ * protocol, src/pt2pt/gpu_*.c). The caller owns the record, one per operation in flight, and sets
+ * done and user; the netmod calls done exactly once, inside the call when the operation completes
+ * at once, else from umpi_progress() (under the big lock), and frees UCX's request itself. info:
+ * a receive's sender tag and length (NULL for sends). An error returned: the operation did not
+ * start and done is not called. done may start other operations, but not on its own record.
+ */
+typedef struct umpi_ucx_op umpi_ucx_op_t;
+struct umpi_ucx_op {
+    void (*done)(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info);
+    void *user;
+    void *ucx_req;            /* UCX's request while in flight (for umpi_ucx_cancel_op), else NULL */
+};
+umpi_status_t umpi_ucx_send_op(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, umpi_ucx_op_t *op);
+/* Receives deny immediate completion (as umpi_ucx_recv_dt does): info always comes from UCX. */
+umpi_status_t umpi_ucx_recv_op(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_ucx_op_t *op);
+/* A matched message; probed: what the probe told of it (sender tag, length), which done gets when
+ * the receive completes at once (UCX reports nothing then). */
+umpi_status_t umpi_ucx_msg_recv_op(void *buf, size_t len, ucp_tag_message_h msg, const ucp_tag_recv_info_t *probed,
+                                   umpi_ucx_op_t *op);
+/* Cancels op if it is in flight: done then reports UCS_ERR_CANCELED (or the completion that won). */
+static inline void umpi_ucx_cancel_op(umpi_ucx_op_t *op)
+{
+    if (op->ucx_req != NULL)
+        umpi_ucx_cancel(op->ucx_req);
+}
+
+/*
  * Light operations for collective schedules: no umpi_request_t, no status. Each completion
  * decrements the shared counter (counter->pending, incremented here while the operation is in
  * flight) and, on failure, records the UCX status in the record and counts it in counter->failed.
  * Operations that complete inside the call leave pending unchanged. Cancelled only by coll/pair.c.
+ * Several operations may share one record where only how many are left and whether one failed
+ * matter (the device protocol's chunks landing in place): status is then one failure's.
  */
 typedef struct umpi_ucx_counter {
     int pending;
