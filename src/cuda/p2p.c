@@ -141,7 +141,9 @@ static size_t umpi__peer_envelope_min(int w)
 
 typedef struct umpi__xfer umpi__xfer_t;
 
+/* A pipeline chunk's send or receive. */
 struct umpi__chunk_op {
+    umpi_ucx_op_t op;          /* op.user: this */
     umpi__xfer_t *x;
     unsigned chunk;
     int used;
@@ -172,6 +174,11 @@ struct umpi__xfer {
     umpi_status_t err;         /* first error, its cause in why */
     char why[256];
     unsigned inflight;         /* UCX operations of this transfer not completed */
+    umpi_ucx_op_t match_in;    /* receiver: the receive of the message or envelope (device buffers) */
+    umpi_ucx_op_t reply_in;    /* sender: the reply's receive */
+    umpi_ucx_op_t env_out;     /* sender: the envelope's send */
+    umpi_ucx_op_t nudge_out;   /* sender: a nudge's send */
+    umpi_ucx_op_t reply_out;   /* receiver: the reply's send */
     ucp_tag_t env_tag;         /* the envelope's tag (sent, or matched) */
     struct umpi_cuda_rts rts;
     struct umpi_cuda_reply reply;  /* sender: the one received; receiver: the one sent */
@@ -183,7 +190,6 @@ struct umpi__xfer {
     int device;
     int reply_arrived, env_done;
     ucs_status_t reply_status, env_status;
-    void *reply_ureq;
     double nudge_at, nudge_wait; /* when to nudge the receiver next, and the wait after that (s) */
     int nudging;                 /* a nudge is on its way (its buffer in use) */
     struct umpi_cuda_nudge nudge;
@@ -206,7 +212,10 @@ struct umpi__xfer {
     int env_unreadable;        /* the envelope did not fit (a protocol error) */
     size_t n, msg_len;         /* bytes moved, message length */
     umpi_cuda_ipc_ref_t *ref;
-    unsigned chunks_left;
+    /* host receive buffer, pipelined sender: the chunks' receives, one record for all (only how
+     * many are left and whether one failed matter) */
+    umpi_ucx_counter_t in_place;
+    umpi_ucx_done_t in_place_done;
     /* a copy into host memory: its first bytes, put in place by the CPU when the copy is done */
     char head[sizeof(struct umpi_cuda_rts)];
     size_t head_len;
@@ -341,88 +350,65 @@ static void umpi__recv_status(umpi__xfer_t *x, ucp_tag_t tag, size_t len)
 
 /* ---- UCX operations of transfers ------------------------------------------------------------ */
 
-static void umpi__cb_send_done(void *ureq, ucs_status_t st, void *user)
+static void umpi__cb_reply_sent(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    umpi__xfer_t *x = user;
+    umpi__xfer_t *x = op->user;
+    (void) info;
     if (st != UCS_OK)
         umpi__fail(x, UMPI_ERR_TRANSPORT, "a control message failed: %s", ucs_status_string(st));
     x->inflight--;
-    ucp_request_free(ureq);
 }
 
-/* A fire-and-forget control message of x (x lives until it has gone). */
-static umpi_status_t umpi__ctrl_send(umpi__xfer_t *x, int to_world, const void *buf, size_t len, ucp_tag_t tag)
-{
-    ucp_ep_h ep;
-    umpi_status_t st = umpi_ucx_ep(to_world, &ep);
-    if (st != UMPI_OK)
-        return st;
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = umpi__cb_send_done,
-        .user_data = x,
-    };
-    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, buf, len, tag, &p);
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), "sending a device-protocol control message");
-    if (sp != NULL)
-        x->inflight++;
-    return UMPI_OK;
-}
-
-/* Receiver: the reply to the sender (DONE, or CTS with the bytes wanted). */
+/* Receiver: the reply to the sender (DONE, or CTS with the bytes wanted), fire and forget (x lives
+ * until it has gone). */
 static void umpi__reply(umpi__xfer_t *x, uint32_t kind, uint64_t bytes)
 {
+    ucp_ep_h ep;
     x->reply.kind = kind;
     x->reply.bytes = bytes;
     x->replied = 1;
-    umpi_status_t st = umpi__ctrl_send(x, x->peer, &x->reply, sizeof(x->reply),
-                                       umpi_cuda_ctrl_tag(umpi_global.rank, 1, x->id));
-    if (st != UMPI_OK)
+    x->reply_out = (umpi_ucx_op_t){ umpi__cb_reply_sent, x, NULL };
+    x->inflight++;
+    umpi_status_t st = umpi_ucx_ep(x->peer, &ep);
+    if (st == UMPI_OK)
+        st = umpi_ucx_send_op(ep, &x->reply, sizeof(x->reply), umpi_cuda_ctrl_tag(umpi_global.rank, 1, x->id),
+                              &x->reply_out);
+    if (st != UMPI_OK) {
+        x->inflight--;
         umpi__fail(x, st, "replying to the sender: %s", umpi_status_last_msg());
+    }
 }
 
-static void umpi__cb_reply(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+static void umpi__cb_reply(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    umpi__xfer_t *x = user;
+    umpi__xfer_t *x = op->user;
     (void) info;
     x->reply_status = st;
     x->reply_arrived = 1;
-    x->reply_ureq = NULL;
     x->inflight--;
-    ucp_request_free(ureq);
 }
 
-static void umpi__cb_envelope_sent(void *ureq, ucs_status_t st, void *user)
+static void umpi__cb_envelope_sent(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    umpi__xfer_t *x = user;
+    umpi__xfer_t *x = op->user;
+    (void) info;
     x->env_status = st;
     x->env_done = 1;
     x->inflight--;
-    ucp_request_free(ureq);
 }
 
 /* Pipeline network: chunk sends and receives on (ctrl, sender, id). */
-static void umpi__cb_chunk_send(void *ureq, ucs_status_t st, void *user)
+static void umpi__cb_chunk(umpi_ucx_op_t *o, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    struct umpi__chunk_op *op = user;
-    umpi__xfer_t *x = op->x;
-    op->used = 0;
-    x->inflight--;
-    umpi_cuda_pipe_net_done(&x->pipe, op->chunk, st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk send"));
-    ucp_request_free(ureq);
-}
-
-static void umpi__cb_chunk_recv(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
-{
-    struct umpi__chunk_op *op = user;
+    struct umpi__chunk_op *op = o->user;
     umpi__xfer_t *x = op->x;
     (void) info;
     op->used = 0;
     x->inflight--;
     umpi_cuda_pipe_net_done(&x->pipe, op->chunk,
-                            st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, "pipeline chunk receive"));
-    ucp_request_free(ureq);
+                            st == UCS_OK ? UMPI_OK
+                                         : umpi_ucx_status(st, x->pipe.dir == UMPI_CUDA_PIPE_SEND ? "pipeline chunk send"
+                                                                                                 : "pipeline chunk receive"));
 }
 
 static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, unsigned chunk, void *host, size_t len)
@@ -436,70 +422,36 @@ static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, u
         umpi_status_msg("more pipeline chunks in flight than staging buffers");
         return UMPI_ERR_INTERN;
     }
-    *op = (struct umpi__chunk_op){ x, chunk, 1 };
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .user_data = op,
-    };
-    ucs_status_ptr_t sp;
+    *op = (struct umpi__chunk_op){ { umpi__cb_chunk, op, NULL }, x, chunk, 1 };
+    umpi_status_t st;
+    x->inflight++;
     if (p->dir == UMPI_CUDA_PIPE_SEND) {
         ucp_ep_h ep;
-        umpi_status_t st = umpi_ucx_ep(x->peer, &ep);
-        if (st != UMPI_OK) {
-            op->used = 0;
-            return st;
-        }
-        prm.cb.send = umpi__cb_chunk_send;
-        sp = ucp_tag_send_nbx(ep, host, len, umpi_cuda_ctrl_tag(umpi_global.rank, 0, x->id), &prm);
+        st = umpi_ucx_ep(x->peer, &ep);
+        if (st == UMPI_OK)
+            st = umpi_ucx_send_op(ep, host, len, umpi_cuda_ctrl_tag(umpi_global.rank, 0, x->id), &op->op);
     } else {
-        prm.cb.recv = umpi__cb_chunk_recv;
-        sp = ucp_tag_recv_nbx(umpi_ucx.worker, host, len, umpi_cuda_ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
+        st = umpi_ucx_recv_op(host, len, umpi_cuda_ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &op->op);
     }
-    if (UCS_PTR_IS_ERR(sp)) {
+    if (st != UMPI_OK) {
         op->used = 0;
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), p->dir == UMPI_CUDA_PIPE_SEND ? "pipeline chunk send"
-                                                                                : "pipeline chunk receive");
+        x->inflight--;
     }
-    if (sp == NULL) {
-        op->used = 0;
-        umpi_cuda_pipe_net_done(p, chunk, UMPI_OK);
-    } else {
-        x->inflight++;
-    }
-    return UMPI_OK;
+    return st;
 }
 
 static const struct umpi_cuda_pipe_net umpi__pipe_net = { umpi__pipe_start_net };
 
 /* Host receive buffer, pipelined sender: the chunks land in place. */
-static void umpi__cb_chunk_in_place(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
-{
-    umpi__xfer_t *x = user;
-    (void) info;
-    if (st != UCS_OK)
-        umpi__fail(x, UMPI_ERR_TRANSPORT, "receiving a pipeline chunk: %s", ucs_status_string(st));
-    x->chunks_left--;
-    x->inflight--;
-    ucp_request_free(ureq);
-}
-
 static umpi_status_t umpi__chunks_in_place(umpi__xfer_t *x, size_t n, size_t chunk)
 {
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.recv = umpi__cb_chunk_in_place,
-        .user_data = x,
-    };
+    x->in_place_done.counter = &x->in_place;
     for (size_t off = 0; off < n; off += chunk) {
         size_t len = n - off < chunk ? n - off : chunk;
-        ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->dst + off, len,
-                                               umpi_cuda_ctrl_tag(x->peer, 0, x->id), ~(ucp_tag_t) 0, &prm);
-        if (UCS_PTR_IS_ERR(sp))
-            return umpi_ucx_status(UCS_PTR_STATUS(sp), "posting a pipeline chunk receive");
-        if (sp != NULL) {
-            x->chunks_left++;
-            x->inflight++;
-        }
+        umpi_status_t st = umpi_ucx_recv_light(x->dst + off, len, ucp_dt_make_contig(1),
+                                               umpi_cuda_ctrl_tag(x->peer, 0, x->id), &x->in_place_done);
+        if (st != UMPI_OK)
+            return st;
     }
     return UMPI_OK;
 }
@@ -526,13 +478,12 @@ static double umpi__now(void)
     return umpi__pass_now;
 }
 
-static void umpi__cb_nudge_sent(void *ureq, ucs_status_t st, void *user)
+static void umpi__cb_nudge_sent(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    umpi__xfer_t *x = user;
-    (void) st; /* a lost nudge is sent again later */
+    umpi__xfer_t *x = op->user;
+    (void) st, (void) info; /* a lost nudge is sent again later */
     x->nudging = 0;
     x->inflight--;
-    ucp_request_free(ureq);
 }
 
 static void umpi__maybe_nudge(umpi__xfer_t *x)
@@ -548,18 +499,14 @@ static void umpi__maybe_nudge(umpi__xfer_t *x)
     if (umpi_ucx_ep(x->peer, &ep) != UMPI_OK)
         return;
     x->nudge = (struct umpi_cuda_nudge){ x->env_tag, x->id, umpi_global.rank };
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = umpi__cb_nudge_sent,
-        .user_data = x,
-    };
-    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, &x->nudge, sizeof(x->nudge),
-                                           umpi_cuda_ctrl_tag(x->peer, 1, UMPI_CUDA_NUDGE_ID), &p);
-    if (UCS_PTR_IS_ERR(sp))
+    x->nudge_out = (umpi_ucx_op_t){ umpi__cb_nudge_sent, x, NULL };
+    x->nudging = 1;
+    x->inflight++;
+    if (umpi_ucx_send_op(ep, &x->nudge, sizeof(x->nudge), umpi_cuda_ctrl_tag(x->peer, 1, UMPI_CUDA_NUDGE_ID),
+                         &x->nudge_out) != UMPI_OK) {
+        x->nudging = 0;
+        x->inflight--;
         return;
-    if (sp != NULL) {
-        x->nudging = 1;
-        x->inflight++;
     }
     umpi_debug(3, "cuda: transfer %u: the envelope to world rank %d is unanswered: nudged", x->id, x->peer);
 }
@@ -620,23 +567,14 @@ static void umpi__send_rts(umpi__xfer_t *x, ucp_ep_h ep)
     x->nudge_wait = UMPI__NUDGE_FIRST;
     umpi__pass_now = 0.0; /* a fresh reading: the last pass may be long ago */
     x->nudge_at = umpi__now() + x->nudge_wait;
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = umpi__cb_envelope_sent,
-        .user_data = x,
-    };
-    ucs_status_ptr_t sp = ucp_tag_send_nbx(ep, &x->rts, sizeof(x->rts), x->env_tag, &p);
-    if (sp == NULL) {
+    x->env_out = (umpi_ucx_op_t){ umpi__cb_envelope_sent, x, NULL };
+    x->inflight++;
+    umpi_status_t st = umpi_ucx_send_op(ep, &x->rts, sizeof(x->rts), x->env_tag, &x->env_out);
+    if (st != UMPI_OK) {
+        x->inflight--;
         x->env_done = 1;
-        x->env_status = UCS_OK;
-    } else if (UCS_PTR_IS_ERR(sp)) {
-        x->env_done = 1;
-        x->env_status = UCS_PTR_STATUS(sp);
-        umpi__fail(x, UMPI_ERR_TRANSPORT, "sending the envelope: %s", ucs_status_string(x->env_status));
-        if (x->reply_ureq != NULL)
-            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
-    } else {
-        x->inflight++;
+        umpi__fail(x, st, "sending the envelope: %s", umpi_status_last_msg());
+        umpi_ucx_cancel_op(&x->reply_in);
     }
 }
 
@@ -706,23 +644,16 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
         return umpi_err_from_status(st, "starting a device transfer");
     }
     /* The reply receive first: the answer may come before the envelope's send completes. */
-    ucp_request_param_t rp = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .cb.recv = umpi__cb_reply,
-        .user_data = x,
-    };
+    x->reply_in = (umpi_ucx_op_t){ umpi__cb_reply, x, NULL };
     x->inflight++;
-    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, &x->reply, sizeof(x->reply),
-                                           umpi_cuda_ctrl_tag(world, 1, x->id), ~(ucp_tag_t) 0, &rp);
-    if (UCS_PTR_IS_ERR(sp)) {
+    st = umpi_ucx_recv_op(&x->reply, sizeof(x->reply), umpi_cuda_ctrl_tag(world, 1, x->id), ~(ucp_tag_t) 0,
+                          &x->reply_in);
+    if (st != UMPI_OK) {
         free(x);
         if (blocking)
             umpi_request_release(req);
-        return umpi_err_from_status(umpi_ucx_status(UCS_PTR_STATUS(sp), "posting the reply receive"),
-                                    "starting a device transfer");
+        return umpi_err_from_status(st, "posting the reply receive of a device transfer");
     }
-    if (!x->reply_arrived)
-        x->reply_ureq = sp;
     /* Through CUDA IPC the receiver's streams read the buffer, and they are not ordered after this
      * process's legacy stream: the envelope goes once the application's work queued there before
      * this send is done (the other kinds copy on this process's own blocking streams). */
@@ -790,8 +721,7 @@ static int umpi__advance_send(umpi__xfer_t *x)
         x->env_done = 1;
         x->env_status = UCS_OK;
         x->nudge_at = 1e300; /* no envelope to nudge about */
-        if (x->reply_ureq != NULL)
-            ucp_request_cancel(umpi_ucx.worker, x->reply_ureq);
+        umpi_ucx_cancel_op(&x->reply_in);
         x->state = S_WAIT_REPLY;
         return 1;
     }
@@ -865,9 +795,9 @@ static umpi__xfer_t *umpi__recv_new(umpi_request_t *r, size_t cap, int udev, int
     return x;
 }
 
-static void umpi__cb_device_recv(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+static void umpi__cb_device_recv(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    umpi__xfer_t *x = user;
+    umpi__xfer_t *x = op->user;
     x->match_status = st;
     if (info != NULL && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED))
         x->info = *info;
@@ -875,7 +805,6 @@ static void umpi__cb_device_recv(void *ureq, ucs_status_t st, const ucp_tag_recv
         x->req->ucx_req = NULL;
     x->inflight--;
     x->state = R_MATCHED;
-    ucp_request_free(ureq);
 }
 
 /* Where a message for a receive on device memory lands: a host bounce that also holds an envelope. */
@@ -905,22 +834,16 @@ int umpi_cuda_p2p_irecv(umpi_request_t *r, size_t bytes, int device)
     /* every receive into device memory matches envelopes: its bounce holds one (a message longer
      * than the buffer is truncated by the device protocol) */
     mask &= ~UMPI_CUDA_ENVELOPE_BIT;
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .cb.recv = umpi__cb_device_recv,
-        .user_data = x,
-    };
+    x->match_in = (umpi_ucx_op_t){ umpi__cb_device_recv, x, NULL };
     x->state = R_POSTED;
     x->inflight++;
-    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, x->bounce, x->bounce_size, tag, mask, &p);
-    if (UCS_PTR_IS_ERR(sp)) {
+    st = umpi_ucx_recv_op(x->bounce, x->bounce_size, tag, mask, &x->match_in);
+    if (st != UMPI_OK) {
         free(x->bounce);
         free(x);
-        return umpi_err_from_status(umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_recv_nbx"),
-                                    "receiving into device memory");
+        return umpi_err_from_status(st, "receiving into device memory");
     }
-    if (x->state == R_POSTED)
-        r->ucx_req = sp;
+    r->ucx_req = x->match_in.ucx_req; /* for MPI_Cancel; NULL when it matched at once */
     st = umpi__activate(x);
     return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "receiving into device memory");
 }
@@ -1170,8 +1093,11 @@ static int umpi__advance_recv(umpi__xfer_t *x)
         x->state = R_FINISH;
         return 1;
     case R_CHUNKS:
-        if (x->chunks_left > 0)
+        if (x->in_place.pending > 0)
             return 0;
+        if (x->in_place.failed)
+            umpi__fail(x, UMPI_ERR_TRANSPORT, "receiving a pipeline chunk: %s",
+                       ucs_status_string((ucs_status_t) x->in_place_done.status));
         x->state = R_FINISH;
         return 1;
     case R_FINISH:
@@ -1201,31 +1127,17 @@ int umpi_cuda_p2p_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, 
         x->info.sender_tag = umpi_ucx_send_tag(r->comm->context_id, r->status.MPI_SOURCE, r->status.MPI_TAG);
         x->info.length = (size_t) umpi_status_get_bytes(&r->status);
         umpi_status_t st = umpi__bounce(x, bytes);
-        ucp_request_param_t p = {
-            .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
-            .cb.recv = umpi__cb_device_recv,
-            .user_data = x,
-            .recv_info.tag_info = &x->info,
-        };
-        ucp_tag_recv_info_t probe_info = x->info;
-        ucs_status_ptr_t sp = NULL;
         if (st == UMPI_OK) {
+            ucp_tag_recv_info_t probed = x->info;
+            x->match_in = (umpi_ucx_op_t){ umpi__cb_device_recv, x, NULL };
             x->state = R_POSTED;
             x->inflight++;
-            sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, x->bounce, x->bounce_size, msg, &p);
-            if (UCS_PTR_IS_ERR(sp))
-                st = umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_msg_recv_nbx");
+            st = umpi_ucx_msg_recv_op(x->bounce, x->bounce_size, msg, &probed, &x->match_in);
         }
         if (st != UMPI_OK) {
             free(x->bounce);
             free(x);
             return umpi_err_from_status(st, "receiving a matched message into device memory");
-        }
-        if (sp == NULL) {
-            x->inflight--;
-            x->info = probe_info;
-            x->match_status = UCS_OK;
-            x->state = R_MATCHED;
         }
     }
     umpi_status_t st = umpi__activate(x);
@@ -1249,7 +1161,7 @@ static unsigned umpi__hook(void)
             changed = x->dir == X_SEND ? umpi__advance_send(x) : x->dir == X_RECV ? umpi__advance_recv(x) : 0;
             n += (unsigned) changed;
         } while (changed && x->state != X_DONE);
-        if (x->state == X_DONE && x->inflight == 0 && !x->piping)
+        if (x->state == X_DONE && x->inflight == 0 && x->in_place.pending == 0 && !x->piping)
             umpi__xfer_free(x);
     }
     if (umpi__active == NULL && umpi__hooked) {

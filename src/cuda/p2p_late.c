@@ -38,8 +38,7 @@
 
 static struct umpi_cuda_nudge umpi__nudge_in;  /* where a nudge lands */
 static struct umpi_cuda_nudge umpi__nudge_got; /* the one being handled */
-static void *umpi__nudge_ureq;                 /* the posted receive, NULL when none */
-static unsigned long umpi__nudge_completions;  /* callbacks so far (one may run inside the post) */
+static umpi_ucx_op_t umpi__nudge_op;           /* the posted receive (ucx_req NULL when none) */
 static int umpi__nudge_arrived, umpi__hooked;
 
 /* MPI_Recv's request-less waits on this process, newest first. */
@@ -64,13 +63,9 @@ void umpi_cuda_late_wait_end(struct umpi_cuda_waiting_recv *n)
 static unsigned umpi__late_hook(void);
 static void umpi__post_nudge_recv(void);
 
-static void umpi__cb_nudge(void *ureq, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user)
+static void umpi__cb_nudge(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
-    (void) info;
-    (void) user;
-    umpi__nudge_ureq = NULL;
-    umpi__nudge_completions++;
-    ucp_request_free(ureq);
+    (void) op, (void) info;
     if (st != UCS_OK)
         return; /* cancelled at MPI_Finalize */
     umpi__nudge_got = umpi__nudge_in;
@@ -79,23 +74,15 @@ static void umpi__cb_nudge(void *ureq, ucs_status_t st, const ucp_tag_recv_info_
         umpi__hooked = 1;
 }
 
+/* A nudge already waiting completes it inside the call. */
 static void umpi__post_nudge_recv(void)
 {
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .cb.recv = umpi__cb_nudge,
-    };
-    unsigned long before = umpi__nudge_completions;
-    ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, &umpi__nudge_in, sizeof(umpi__nudge_in),
-                                           umpi_cuda_ctrl_tag(umpi_global.rank, 1, UMPI_CUDA_NUDGE_ID), ~(ucp_tag_t) 0,
-                                           &p);
-    if (UCS_PTR_IS_ERR(sp)) {
+    umpi__nudge_op.done = umpi__cb_nudge;
+    if (umpi_ucx_recv_op(&umpi__nudge_in, sizeof(umpi__nudge_in),
+                         umpi_cuda_ctrl_tag(umpi_global.rank, 1, UMPI_CUDA_NUDGE_ID), ~(ucp_tag_t) 0,
+                         &umpi__nudge_op) != UMPI_OK)
         umpi_log("warning", "cuda: cannot post the receive for nudges (%s): a small receive that a longer device "
-                            "message matches will wait instead of failing", ucs_status_string(UCS_PTR_STATUS(sp)));
-        return;
-    }
-    /* a nudge already waiting completes it inside the call (the callback has freed it then) */
-    umpi__nudge_ureq = umpi__nudge_completions == before ? sp : NULL;
+                            "message matches will wait instead of failing", umpi_status_last_msg());
 }
 
 umpi_status_t umpi_cuda_late_start(void)
@@ -114,19 +101,18 @@ static void umpi__drain_nudges(void)
     ucp_tag_t tag = umpi_cuda_ctrl_tag(umpi_global.rank, 1, UMPI_CUDA_NUDGE_ID);
     struct umpi_cuda_nudge sink;
     umpi_waiter_t w = {0};
-    if (umpi__nudge_ureq != NULL)
-        ucp_request_cancel(umpi_ucx.worker, umpi__nudge_ureq);
-    while (umpi__nudge_ureq != NULL)
+    umpi_ucx_cancel_op(&umpi__nudge_op);
+    while (umpi__nudge_op.ucx_req != NULL)
         umpi_progress_step(&w);
     for (;;) {
         ucp_tag_recv_info_t info;
-        ucp_tag_message_h msg = ucp_tag_probe_nb(umpi_ucx.worker, tag, ~(ucp_tag_t) 0, 1, &info);
+        ucp_tag_message_h msg = umpi_ucx_probe(tag, ~(ucp_tag_t) 0, 1, &info);
         if (msg != NULL) {
             if (umpi_cuda_p2p_msg_recv_now(&sink, sizeof(sink), msg) != UMPI_OK)
                 break;
             continue;
         }
-        if (umpi_ucx_progress() == 0)
+        if (umpi_progress() == 0)
             break; /* nothing more arrived: the flushed ones are all here */
     }
 }
@@ -174,7 +160,7 @@ static umpi_request_t *umpi__find_request(uint32_t ctx, int src, int tag)
 static void umpi__handle_nudge(const struct umpi_cuda_nudge *n)
 {
     ucp_tag_recv_info_t info;
-    if (ucp_tag_probe_nb(umpi_ucx.worker, n->env_tag, ~(ucp_tag_t) 0, 0, &info) == NULL)
+    if (umpi_ucx_probe(n->env_tag, ~(ucp_tag_t) 0, 0, &info) == NULL)
         return; /* matched already (a receive that holds it is at work), or not here yet */
     uint32_t ctx = (uint32_t) (n->env_tag >> UMPI_UCX_CONTEXT_SHIFT);
     int src = umpi_ucx_tag_source(n->env_tag), tag = umpi_ucx_tag_tag(n->env_tag);
@@ -196,10 +182,10 @@ static void umpi__handle_nudge(const struct umpi_cuda_nudge *n)
                         "of world rank %d (MPI_ERR_TRUNCATE)", umpi_cuda_envelope_min, src, tag, n->sender);
     if (w != NULL) {
         w->redirected = 1;
-        ucp_request_cancel(umpi_ucx.worker, w->wait->ucx_req);
+        umpi_ucx_cancel(w->wait->ucx_req);
         return;
     }
-    ucp_request_cancel(umpi_ucx.worker, r->ucx_req); /* completes r as cancelled, at once */
+    umpi_ucx_cancel(r->ucx_req); /* completes r as cancelled, at once */
     if (!r->done) {
         umpi_debug(1, "cuda: a pending receive could not be cancelled to give it a device message");
         return;
@@ -221,7 +207,7 @@ static unsigned umpi__late_hook(void)
     while (umpi__nudge_arrived) {
         struct umpi_cuda_nudge got = umpi__nudge_got;
         umpi__nudge_arrived = 0;
-        if (umpi__nudge_ureq == NULL)
+        if (umpi__nudge_op.ucx_req == NULL)
             umpi__post_nudge_recv(); /* the next one (it may complete at once: the loop goes on) */
         umpi__handle_nudge(&got);
         n++;

@@ -4,6 +4,7 @@
  * queue (why: below).
  */
 #include "cuda/umpi_cuda_p2p.h"
+#include "core/umpi_progress.h"
 #include "cuda/umpi_cuda_p2p_wire.h"
 
 #include <stdlib.h>
@@ -11,23 +12,17 @@
 
 /* ---- probed messages ------------------------------------------------------------------------ */
 
-/* Receives a matched (probed) message that is small into buf, waiting here. */
+/* Receives a matched (probed) message that is small into buf, waiting here: its bytes are here or
+ * arriving. The wait is atomic (umpi_progress_wait_atomic): umpi_cuda_pull reads an envelope while
+ * the older messages it took wait to be held behind it, and nothing may receive past them. */
 umpi_status_t umpi_cuda_p2p_msg_recv_now(void *buf, size_t len, ucp_tag_message_h msg)
 {
-    ucp_tag_recv_info_t info;
-    ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO, .recv_info.tag_info = &info };
-    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), "receiving a device-message envelope");
-    if (sp != NULL) {
-        ucs_status_t s;
-        while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-            ucp_worker_progress(umpi_ucx.worker);
-        ucp_request_free(sp);
-        if (s != UCS_OK)
-            return umpi_ucx_status(s, "receiving a device-message envelope");
-    }
-    return UMPI_OK;
+    struct umpi_ucx_recv_wait w;
+    umpi_status_t st = umpi_ucx_msg_recv_blocking(buf, len, msg, &w);
+    if (st != UMPI_OK)
+        return st;
+    umpi_progress_wait_atomic(&w.done);
+    return w.status == UCS_OK ? UMPI_OK : umpi_ucx_status(w.status, "receiving a device-message envelope");
 }
 
 umpi_status_t umpi_cuda_p2p_probed_envelope(umpi_request_t *msgreq, ucp_tag_message_h msg,
@@ -124,7 +119,7 @@ umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_ta
     ucp_tag_t mask = ~(UMPI_UCX_TAG_MASK | UMPI_UCX_INTERNAL_BIT);
     for (;;) {
         ucp_tag_recv_info_t info;
-        ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, from, mask, 1, &info);
+        ucp_tag_message_h m = umpi_ucx_probe(from, mask, 1, &info);
         if (m == NULL) {
             umpi_status_msg("a probed device-message envelope left UCX's queue");
             return UMPI_ERR_INTERN;
