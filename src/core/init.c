@@ -88,7 +88,7 @@ static int umpi__init(int required, int *provided)
     st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now (issue 5, part nccl) */
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting NCCL failed");
-    st = umpi_cuda_p2p_init(pmi.size);
+    st = umpi_p2p_init(pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "publishing the device-message threshold failed");
 

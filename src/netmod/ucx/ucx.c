@@ -1,7 +1,9 @@
-/* UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). */
+/*
+ * UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). The
+ * netmod includes no header of the layers above it: arrows that run back up only where a callback
+ * table makes the direction explicit (struct umpi_ucx_upcalls, filled by pt2pt).
+ */
 #include "netmod/ucx/umpi_ucx.h"
-#include "cuda/umpi_cuda_p2p.h"
-#include "pt2pt/umpi_p2p.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,12 @@
 #define UMPI_UCX_ADDR_KEY "umpi.ucx.addr"
 
 struct umpi_ucx umpi_ucx;
+static struct umpi_ucx_upcalls umpi__up;
+
+void umpi_ucx_set_upcalls(const struct umpi_ucx_upcalls *up)
+{
+    umpi__up = *up;
+}
 
 const char *umpi_ucx_version(void)
 {
@@ -226,7 +234,7 @@ static void umpi__send_cb(void *ucx_req, ucs_status_t st, void *user_data)
     ucp_request_free(ucx_req);
     r->done = 1;
     if (umpi_unlikely(r->slow_done))
-        umpi_p2p_complete_slow(r);
+        umpi__up.complete_slow(r);
 }
 
 static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
@@ -241,21 +249,21 @@ static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_re
     }
 }
 
-/* A receive matched a device message's envelope: its protocol completes r (src/cuda/p2p.c). Out of
- * line, so that the common callback keeps its registers. */
+/* A receive matched a device message's envelope: its protocol completes r (upcall). Out of line,
+ * so that the common callback keeps its registers. */
 static __attribute__((noinline)) void umpi__recv_envelope(void *ucx_req, ucs_status_t st,
                                                           const ucp_tag_recv_info_t *info, umpi_request_t *r)
 {
     ucp_tag_recv_info_t i = *info; /* info lives in ucx_req */
     r->ucx_req = NULL;
     ucp_request_free(ucx_req);
-    umpi_cuda_p2p_envelope(r, st, &i);
+    umpi__up.envelope(r, st, &i);
 }
 
 static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
 {
     umpi_request_t *r = user_data;
-    if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag)) && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED)) {
+    if (umpi_unlikely(info->sender_tag & UMPI_UCX_INTERNAL_BIT) && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED)) {
         umpi__recv_envelope(ucx_req, st, info, r);
         return;
     }
@@ -264,7 +272,7 @@ static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_inf
     ucp_request_free(ucx_req);
     r->done = 1;
     if (umpi_unlikely(r->slow_done))
-        umpi_p2p_complete_slow(r);
+        umpi__up.complete_slow(r);
 }
 
 /* ---- operations ---------------------------------------------------------------------------------- */

@@ -127,6 +127,25 @@ static inline unsigned umpi_ucx_progress(void)
 }
 
 /*
+ * Calls back up, into point-to-point: arrows that run back up only where a callback table makes
+ * the direction explicit. pt2pt fills it at MPI_Init (umpi_p2p_init), before any operation. The
+ * host fast path makes no indirect call: both are off its way.
+ *   complete_slow  a request completed whose completion needs more than its done flag
+ *                  (r->slow_done: a buffered send's segment, a request the user freed)
+ *   envelope       a receive with a request matched a message with the internal bit on a
+ *                  point-to-point context: a device message's envelope, whose protocol takes r
+ *                  over and completes it (src/pt2pt/umpi_p2p_gpu.h); st UCS_OK, or
+ *                  UCS_ERR_MESSAGE_TRUNCATED when the envelope itself did not fit. UCX's request
+ *                  is freed already; info is a copy.
+ * Both run inside umpi_progress(), or inside the call that started the operation.
+ */
+struct umpi_ucx_upcalls {
+    void (*complete_slow)(umpi_request_t *r);
+    void (*envelope)(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info);
+};
+void umpi_ucx_set_upcalls(const struct umpi_ucx_upcalls *up);
+
+/*
  * Operations. Each either completes at once (req->done = 1, status filled for receives) or leaves
  * a UCX request in flight (*ucx_req) that completes into req (req->done, req->status,
  * req->net_status) from inside umpi_progress(). Sends take req == NULL for blocking calls: the
