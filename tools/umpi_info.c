@@ -86,7 +86,7 @@ static int umpi__print_gpu(void)
     umpi__row(st.active ? "GPU path" : "why host only", st.why);
     if (rc != UMPI_OK)
         umpi__row("MPI_Init", "would fail: UMPI_CUDA=1 and CUDA is not usable");
-    /* what MPI_Init would make of device pointers (src/cuda/p2p.c, src/coll/device.c) */
+    /* what MPI_Init would make of device pointers (src/pt2pt/umpi_p2p_gpu.h, src/coll/device.c) */
     if (!st.active)
         umpi__row("GPU buffers", "not carried: CUDA is not used (pass host memory only)");
     else if (!st.ipc)

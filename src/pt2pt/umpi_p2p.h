@@ -14,7 +14,7 @@
 #include "core/umpi_request.h"
 
 /* At MPI_Init, before UCX starts: hands the netmod its calls back up (completions that need
- * point-to-point) and publishes what the device protocol's peers must know (umpi_cuda_p2p_init). */
+ * point-to-point) and publishes what the device protocol's peers must know (umpi_p2p_gpu_init). */
 umpi_status_t umpi_p2p_init(int world_size);
 
 /* Starts a send of any mode into req (req may be NULL for a blocking send, which then completes

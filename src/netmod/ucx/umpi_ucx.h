@@ -14,10 +14,10 @@
  *   +----------------------+----------------------+----+--------------------------------+
  *   I: internal bit, set only by umpi's own protocols. On a collective context (odd id) it marks
  *      internal traffic, which MPI receives never see. On a point-to-point context (even id) it
- *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): on a process that
- *      uses CUDA, receives longer than the envelope threshold (and probes) clear it from their
- *      mask, so that an envelope matches what its message would; all other receives compare it
- *      (UCX hashes only receives whose mask is full).
+ *      marks the envelope of a large device-buffer message (src/pt2pt/umpi_p2p_gpu.h): on a
+ *      process that uses CUDA, receives longer than the envelope threshold (and probes) clear it
+ *      from their mask, so that an envelope matches what its message would; all other receives
+ *      compare it (UCX hashes only receives whose mask is full).
  *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
  */
 #ifndef UMPI_UCX_H
@@ -229,7 +229,7 @@ typedef struct umpi_ucx_op umpi_ucx_op_t;
 struct umpi_ucx_op {
     void (*done)(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info);
     void *user;
-    void *ucx_req;            /* UCX's request while in flight (for umpi_ucx_cancel_op), else NULL */
+    void *ucx_req;            /* UCX's request while in flight (umpi_ucx_cancel_op), else NULL */
 };
 umpi_status_t umpi_ucx_send_op(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, umpi_ucx_op_t *op);
 /* Receives deny immediate completion (as umpi_ucx_recv_dt does): info always comes from UCX. */
@@ -238,7 +238,8 @@ umpi_status_t umpi_ucx_recv_op(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t m
  * the receive completes at once (UCX reports nothing then). */
 umpi_status_t umpi_ucx_msg_recv_op(void *buf, size_t len, ucp_tag_message_h msg, const ucp_tag_recv_info_t *probed,
                                    umpi_ucx_op_t *op);
-/* Cancels op if it is in flight: done then reports UCS_ERR_CANCELED (or the completion that won). */
+/* Cancels op if it is in flight: done then reports UCS_ERR_CANCELED (or the completion that
+ * came first). */
 static inline void umpi_ucx_cancel_op(umpi_ucx_op_t *op)
 {
     if (op->ucx_req != NULL)
