@@ -47,7 +47,7 @@ static umpi_status_t umpi__chunks_in_place(umpi_p2p_gpu_xfer_t *x, size_t n, siz
     x->in_place_done.counter = &x->in_place;
     for (size_t off = 0; off < n; off += chunk) {
         size_t len = n - off < chunk ? n - off : chunk;
-        umpi_status_t st = umpi_ucx_recv_light(x->dst + off, len, ucp_dt_make_contig(1),
+        umpi_status_t st = umpi_ucx_recv_light(x->dst + off, len, UMPI_UCX_DT_BYTES,
                                                umpi_p2p_gpu_ctrl_tag(x->peer, 0, x->id), &x->in_place_done);
         if (st != UMPI_OK)
             return st;

@@ -32,7 +32,7 @@ static int umpi__recv_target(umpi_request_t *r, size_t bytes, void **data, size_
     if (umpi_likely(r->dt->contig)) {
         *data = (char *) r->buf + r->dt->true_lb;
         *len = bytes;
-        *udt = ucp_dt_make_contig(1);
+        *udt = UMPI_UCX_DT_BYTES;
         return MPI_SUCCESS;
     }
     return umpi_p2p_dt_target(r, bytes, data, len, udt);

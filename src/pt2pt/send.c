@@ -52,7 +52,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
      * blocking send one on the stack, which lives until the send completes here. */
     const void *data = (const char *) buf + dt->true_lb;
     size_t len = bytes;
-    ucp_datatype_t udt = ucp_dt_make_contig(1);
+    ucp_datatype_t udt = UMPI_UCX_DT_BYTES;
     umpi_request_t view;
     view.tmp = NULL;
     if (umpi_unlikely(!dt->contig)) {

@@ -175,7 +175,7 @@ umpi_status_t umpi_ucx_handshake(int peer, int first)
 {
     const ucp_tag_t tag = ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) |
                           UMPI_UCX_INTERNAL_BIT;
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(1)};
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = UMPI_UCX_DT_BYTES};
     char out = 0, in = 0;
     ucp_ep_h ep;
     umpi_status_t rc = umpi_ucx_ep(peer, &ep);
@@ -365,7 +365,7 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .datatype = ucp_dt_make_contig(1),
+        .datatype = UMPI_UCX_DT_BYTES,
         .cb.recv = umpi__recv_wait_cb,
         .user_data = w,
     };
@@ -388,7 +388,7 @@ umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_
     ucp_request_param_t p = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FIELD_RECV_INFO,
-        .datatype = ucp_dt_make_contig(1),
+        .datatype = UMPI_UCX_DT_BYTES,
         .cb.recv = umpi__recv_wait_cb,
         .user_data = w,
         .recv_info.tag_info = &w->info,

@@ -42,6 +42,11 @@
 _Static_assert(UMPI_UCX_CONTEXT_SHIFT + UMPI_UCX_CONTEXT_BITS == 64, "tag layout must fill 64 bits");
 _Static_assert(UMPI_UCX_TAG_BITS <= 31, "MPI tags are C ints");
 
+/* UCX's datatypes as the layers above name them: contiguous bytes, and an iov list (the generic
+ * datatype of umpi's engine is umpi_ucx.dt_generic). */
+#define UMPI_UCX_DT_BYTES ucp_dt_make_contig(1)
+#define UMPI_UCX_DT_IOV   ucp_dt_make_iov()
+
 struct umpi_ucx {
     ucp_context_h context;
     ucp_worker_h worker;
@@ -159,12 +164,12 @@ umpi_status_t umpi_ucx_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag
 static inline umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
                                           umpi_request_t *req, void **ucx_req)
 {
-    return umpi_ucx_send_dt(ep, buf, len, ucp_dt_make_contig(1), tag, sync, req, ucx_req);
+    return umpi_ucx_send_dt(ep, buf, len, UMPI_UCX_DT_BYTES, tag, sync, req, ucx_req);
 }
 static inline umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
                                           umpi_request_t *req, void **ucx_req)
 {
-    return umpi_ucx_recv_dt(buf, len, ucp_dt_make_contig(1), tag, mask, req, ucx_req);
+    return umpi_ucx_recv_dt(buf, len, UMPI_UCX_DT_BYTES, tag, mask, req, ucx_req);
 }
 
 /*
@@ -191,7 +196,7 @@ umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp
 static inline umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
                                               void **ucx_req, ucp_tag_recv_info_t *info)
 {
-    return umpi_ucx_msg_recv_dt(buf, len, ucp_dt_make_contig(1), msg, req, ucx_req, info);
+    return umpi_ucx_msg_recv_dt(buf, len, UMPI_UCX_DT_BYTES, msg, req, ucx_req, info);
 }
 
 /* The same for a matched message (umpi_ucx_probe with remove), whose length the probe told. */
