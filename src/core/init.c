@@ -13,7 +13,6 @@
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
 #include "cuda/umpi_cuda.h"
-#include "pt2pt/umpi_p2p_gpu.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_nccl.h"
 #include "pmi/umpi_pmi.h"
@@ -96,7 +95,7 @@ static int umpi__init(int required, int *provided)
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");
-    umpi_p2p_gpu_late_start(); /* src/pt2pt/gpu_late.c: the receive for device senders' nudges */
+    umpi_p2p_start(); /* the receive for device senders' nudges (src/pt2pt/gpu_late.c) */
     st = umpi_pmi_fence();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");
@@ -139,7 +138,7 @@ int umpi_impl_finalize(void)
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */
-    umpi_p2p_gpu_finalize();
+    umpi_p2p_finalize();
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
     umpi_ucx_vm_unwatch();

@@ -8,7 +8,8 @@ libmpi_la_SOURCES += \
 	src/pt2pt/persistent.c \
 	src/pt2pt/wait.c \
 	src/pt2pt/status.c \
-	src/pt2pt/p2p_dtype.c
+	src/pt2pt/p2p_dtype.c \
+	src/pt2pt/p2p_init.c
 # device buffers: the protocol for a UCX that cannot touch GPU memory (umpi_p2p_gpu.h)
 libmpi_la_SOURCES += \
 	src/pt2pt/umpi_p2p_gpu.h \

@@ -40,25 +40,6 @@ static struct umpi_p2p_gpu_nudge umpi__nudge_got; /* the one being handled */
 static umpi_ucx_op_t umpi__nudge_op;              /* the posted receive (ucx_req NULL when none) */
 static int umpi__nudge_arrived, umpi__hooked;
 
-/* MPI_Recv's request-less waits on this process, newest first. */
-static struct umpi_p2p_gpu_waiting_recv *umpi__waiting;
-
-void umpi_p2p_gpu_late_wait_begin(struct umpi_p2p_gpu_waiting_recv *n)
-{
-    n->redirected = 0;
-    n->next = umpi__waiting;
-    umpi__waiting = n;
-}
-
-void umpi_p2p_gpu_late_wait_end(struct umpi_p2p_gpu_waiting_recv *n)
-{
-    for (struct umpi_p2p_gpu_waiting_recv **pp = &umpi__waiting; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == n) {
-            *pp = n->next;
-            return;
-        }
-}
-
 static unsigned umpi__late_hook(void);
 static void umpi__post_nudge_recv(void);
 
@@ -84,11 +65,10 @@ static void umpi__post_nudge_recv(void)
                             "message matches will wait instead of failing", umpi_status_last_msg());
 }
 
-umpi_status_t umpi_p2p_gpu_late_start(void)
+void umpi_p2p_gpu_late_start(void)
 {
     if (umpi_cuda_active)
         umpi__post_nudge_recv();
-    return UMPI_OK;
 }
 
 /* Senders nudge while an envelope waits for its answer, so nudges may still be on their way when
@@ -125,7 +105,6 @@ void umpi_p2p_gpu_late_finalize(void)
         umpi__hooked = 0;
     }
     umpi__nudge_arrived = 0;
-    umpi__waiting = NULL;
 }
 
 static int umpi__matches(uint32_t ctx, int src, int tag, uint32_t want_ctx, int want_src, int want_tag)
@@ -163,8 +142,8 @@ static void umpi__handle_nudge(const struct umpi_p2p_gpu_nudge *n)
         return; /* matched already (a receive that holds it is at work), or not here yet */
     uint32_t ctx = (uint32_t) (n->env_tag >> UMPI_UCX_CONTEXT_SHIFT);
     int src = umpi_ucx_tag_source(n->env_tag), tag = umpi_ucx_tag_tag(n->env_tag);
-    struct umpi_p2p_gpu_waiting_recv *w = NULL;
-    for (w = umpi__waiting; w != NULL; w = w->next)
+    struct umpi_p2p_waiting_recv *w = NULL;
+    for (w = umpi_p2p_recv_waiting; w != NULL; w = w->next)
         if (!w->redirected && !w->wait->done && umpi__matches(ctx, src, tag, w->context, w->source, w->tag))
             break;
     umpi_request_t *r = w == NULL ? umpi__find_request(ctx, src, tag) : NULL;

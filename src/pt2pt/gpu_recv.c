@@ -55,9 +55,11 @@ static umpi_status_t umpi__chunks_in_place(umpi_p2p_gpu_xfer_t *x, size_t n, siz
     return UMPI_OK;
 }
 
+static int umpi__advance_recv(umpi_p2p_gpu_xfer_t *x);
+
 static umpi_p2p_gpu_xfer_t *umpi__recv_new(umpi_request_t *r, size_t cap, int udev, int device)
 {
-    umpi_p2p_gpu_xfer_t *x = umpi_p2p_gpu_xfer_new(X_RECV);
+    umpi_p2p_gpu_xfer_t *x = umpi_p2p_gpu_xfer_new(X_RECV, umpi__advance_recv);
     if (x == NULL)
         return NULL;
     x->req = r;
@@ -124,7 +126,7 @@ int umpi_p2p_gpu_irecv(umpi_request_t *r, size_t bytes, int device)
     return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "receiving into device memory");
 }
 
-void umpi_p2p_gpu_envelope(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
+void umpi_p2p_gpu_envelope_matched(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
 {
     size_t cap = (size_t) (r->count * r->dt->size);
     umpi_p2p_gpu_xfer_t *x = umpi__recv_new(r, cap, 0, -1);
@@ -330,7 +332,8 @@ static void umpi__recv_matched(umpi_p2p_gpu_xfer_t *x)
     umpi_p2p_gpu_complete(x, UCS_OK);
 }
 
-int umpi_p2p_gpu_advance_recv(umpi_p2p_gpu_xfer_t *x)
+/* Receiver's state machine; returns nonzero when something changed. */
+static int umpi__advance_recv(umpi_p2p_gpu_xfer_t *x)
 {
     switch (x->state) {
     case R_MATCHED:

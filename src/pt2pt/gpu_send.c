@@ -21,11 +21,9 @@ static uint32_t umpi__next_id;
 #define UMPI__NUDGE_FIRST 0.002
 #define UMPI__NUDGE_MAX   0.05
 
-/* The time, read at most once per progress pass (0: not yet in this pass), from the coarse clock
- * (a few ns; its ms resolution is plenty here): a window of 64 envelopes waiting must not cost 64
+/* The time, read at most once per progress pass (umpi_p2p_gpu_pass_now), from the coarse clock (a
+ * few ns; its ms resolution is plenty here): a window of 64 envelopes waiting must not cost 64
  * clock reads per poll. */
-double umpi_p2p_gpu_pass_now;
-
 static double umpi__now(void)
 {
     if (umpi_p2p_gpu_pass_now == 0.0) {
@@ -154,6 +152,8 @@ static void umpi__send_rts(umpi_p2p_gpu_xfer_t *x, ucp_ep_h ep)
     }
 }
 
+static int umpi__advance_send(umpi_p2p_gpu_xfer_t *x);
+
 /* Large and contiguous: the envelope protocol. */
 static int umpi__send_envelope(const char *src, size_t bytes, int device, int world, ucp_tag_t utag,
                                umpi_comm_t *comm, umpi_request_t *req)
@@ -164,7 +164,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
         if (req == NULL)
             return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a request");
     }
-    umpi_p2p_gpu_xfer_t *x = umpi_p2p_gpu_xfer_new(X_SEND);
+    umpi_p2p_gpu_xfer_t *x = umpi_p2p_gpu_xfer_new(X_SEND, umpi__advance_send);
     if (x == NULL) {
         if (blocking)
             umpi_request_release(req);
@@ -279,7 +279,7 @@ int umpi_p2p_gpu_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t
 }
 
 /* Sender's state machine; returns nonzero when something changed. */
-int umpi_p2p_gpu_advance_send(umpi_p2p_gpu_xfer_t *x)
+static int umpi__advance_send(umpi_p2p_gpu_xfer_t *x)
 {
     switch (x->state) {
     case S_FENCE: {

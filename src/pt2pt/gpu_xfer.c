@@ -95,12 +95,13 @@ static void umpi__event_put(CUevent ev)
         umpi_cuda_drv.cuEventDestroy(ev);
 }
 
-umpi_p2p_gpu_xfer_t *umpi_p2p_gpu_xfer_new(int dir)
+umpi_p2p_gpu_xfer_t *umpi_p2p_gpu_xfer_new(int dir, int (*advance)(umpi_p2p_gpu_xfer_t *x))
 {
     umpi_p2p_gpu_xfer_t *x = calloc(1, sizeof(*x));
     if (x == NULL)
         return NULL;
     x->dir = dir;
+    x->advance = advance;
     x->seq = ++umpi__seq;
     x->device = -1;
     return x;
@@ -235,6 +236,8 @@ const struct umpi_cuda_pipe_net umpi_p2p_gpu_pipe_net = { umpi__pipe_start_net }
 
 /* ---- progress --------------------------------------------------------------------------------- */
 
+double umpi_p2p_gpu_pass_now;
+
 static unsigned umpi__hook(void)
 {
     unsigned n = 0;
@@ -247,9 +250,7 @@ static unsigned umpi__hook(void)
         next = x->next;
         int changed;
         do {
-            changed = x->dir == X_SEND   ? umpi_p2p_gpu_advance_send(x)
-                      : x->dir == X_RECV ? umpi_p2p_gpu_advance_recv(x)
-                                         : 0;
+            changed = x->advance(x);
             n += (unsigned) changed;
         } while (changed && x->state != X_DONE);
         if (x->state == X_DONE && x->inflight == 0 && x->in_place.pending == 0 && !x->piping)
@@ -264,12 +265,10 @@ static unsigned umpi__hook(void)
 
 void umpi_p2p_gpu_finalize(void)
 {
-    umpi_p2p_gpu_late_finalize();
     free(umpi__peer_min);
     umpi__peer_min = NULL;
     umpi__npeers = 0;
     umpi_p2p_gpu_envelope_min = SIZE_MAX;
-    umpi_p2p_gpu_held_finalize();
     if (umpi__nactive != 0)
         umpi_debug(1, "cuda: %zu device transfer(s) still active at MPI_Finalize", umpi__nactive);
     size_t mappings = 0, in_use = 0, exports = 0, out = 0, pooled = 0;

@@ -41,6 +41,7 @@ enum {
 struct umpi_p2p_gpu_xfer {
     umpi_p2p_gpu_xfer_t *next, *prev;
     int dir, state;
+    int (*advance)(umpi_p2p_gpu_xfer_t *x); /* its side's state machine: nonzero when it moved */
     unsigned long seq;         /* creation order */
     int peer;                  /* world rank at the other end */
     uint32_t id;               /* the sender's transfer id */
@@ -100,8 +101,9 @@ struct umpi_p2p_gpu_xfer {
 /* The envelope threshold of world rank w (SIZE_MAX: it does not use CUDA, send it no envelope). */
 size_t umpi_p2p_gpu_peer_envelope_min(int w);
 
-/* A new transfer (zeroed, no device), and its start: the progress hook then moves it. */
-umpi_p2p_gpu_xfer_t *umpi_p2p_gpu_xfer_new(int dir);
+/* A new transfer (zeroed, no device) of direction dir whose state machine is advance (gpu_send.c,
+ * gpu_recv.c), and its start: the progress hook then runs advance until the transfer is done. */
+umpi_p2p_gpu_xfer_t *umpi_p2p_gpu_xfer_new(int dir, int (*advance)(umpi_p2p_gpu_xfer_t *x));
 umpi_status_t umpi_p2p_gpu_activate(umpi_p2p_gpu_xfer_t *x);
 /* An event for a copy, from those kept for reuse (given back when the transfer is freed). */
 umpi_status_t umpi_p2p_gpu_event_get(CUevent *ev);
@@ -114,19 +116,13 @@ void umpi_p2p_gpu_recv_status(umpi_p2p_gpu_xfer_t *x, ucp_tag_t tag, size_t len)
 /* The pipeline's network: chunk sends and receives on (ctrl, sender, id). */
 extern const struct umpi_cuda_pipe_net umpi_p2p_gpu_pipe_net;
 
-/* The state machines, run by the progress hook; each returns nonzero when something changed. */
-int umpi_p2p_gpu_advance_send(umpi_p2p_gpu_xfer_t *x);
-int umpi_p2p_gpu_advance_recv(umpi_p2p_gpu_xfer_t *x);
-/* The time, read at most once per progress pass (0: not yet in this pass): gpu_send.c reads it,
- * the hook clears it at each pass. */
+/* The time read in this progress pass, 0 until a waiting sender reads it (gpu_send.c): the hook
+ * clears it at each pass. */
 extern double umpi_p2p_gpu_pass_now;
 
-/* ---- gpu_probe.c, gpu_late.c ----------------------------------------------------------------- */
+/* ---- gpu_probe.c ----------------------------------------------------------------------------- */
 
 /* Receives a small matched (probed) message into buf, waiting for it here. */
 umpi_status_t umpi_p2p_gpu_recv_probed(void *buf, size_t len, ucp_tag_message_h msg);
-/* Probed messages not received at MPI_Finalize; nudges still on their way. */
-void umpi_p2p_gpu_held_finalize(void);
-void umpi_p2p_gpu_late_finalize(void);
 
 #endif /* UMPI_P2P_GPU_XFER_H */

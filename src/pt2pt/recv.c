@@ -184,18 +184,26 @@ static __attribute__((noinline)) int umpi__recv_gpu_kind(const void *buf, const 
     return err != MPI_SUCCESS ? err : -1;
 }
 
-/* MPI_Recv's request-less wait on a process that uses CUDA: registered, so that a longer device
+struct umpi_p2p_waiting_recv *umpi_p2p_recv_waiting;
+
+/* MPI_Recv's request-less wait on a process that uses CUDA: listed, so that a longer device
  * message whose envelope passed this receive by can be handed to it (gpu_late.c).
  * Returns nonzero when that happened: the UCX receive is cancelled, receive again. */
 static __attribute__((noinline)) int umpi__recv_wait_gpu(struct umpi_ucx_recv_wait *w, umpi_comm_t *comm, int source,
                                                          int tag)
 {
-    struct umpi_p2p_gpu_waiting_recv n = { .context = comm->context_id, .source = source, .tag = tag, .wait = w };
+    struct umpi_p2p_waiting_recv n = { .next = umpi_p2p_recv_waiting, .context = comm->context_id, .source = source,
+                                       .tag = tag, .wait = w };
     umpi_waiter_t waiter = {0};
-    umpi_p2p_gpu_late_wait_begin(&n);
+    umpi_p2p_recv_waiting = &n;
     while (!w->done)
         umpi_progress_step(&waiter);
-    umpi_p2p_gpu_late_wait_end(&n);
+    /* others may have listed and left theirs meanwhile (MPI_THREAD_MULTIPLE) */
+    for (struct umpi_p2p_waiting_recv **pp = &umpi_p2p_recv_waiting; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == &n) {
+            *pp = n.next;
+            break;
+        }
     return n.redirected;
 }
 

@@ -92,7 +92,7 @@ int umpi_p2p_gpu_irecv(umpi_request_t *r, size_t bytes, int device);
 /* A receive on host memory completed with an envelope (st UCS_OK, or UCS_ERR_MESSAGE_TRUNCATED
  * when the envelope itself did not fit): the device protocol takes over r and completes it. The
  * netmod's upcall, from UCX completion callbacks; it only queues the work for the progress hook. */
-void umpi_p2p_gpu_envelope(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info);
+void umpi_p2p_gpu_envelope_matched(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info);
 
 /* MPI_Mprobe/Improbe removed message msg, an envelope: reads it so that the status tells the
  * message's real length (*length), and keeps it in the message request (msgreq->tmp). */
@@ -117,23 +117,15 @@ int umpi_p2p_gpu_held_find(uint32_t context, int source, int tag, int take, ucp_
 umpi_status_t umpi_p2p_gpu_hold(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found);
 
 /* Small host receives that a longer device message's envelope passed by (gpu_late.c says how
- * they are found and made to fail with MPI_ERR_TRUNCATE). umpi_p2p_gpu_late_start, once UCX is
- * up: posts the receive for the senders' nudges. MPI_Recv's request-less wait on a process that
- * uses CUDA registers itself between wait_begin and wait_end; `redirected` then says that its
- * UCX receive was cancelled because the message it matches is a held envelope: it must receive
- * again (through a request). */
-struct umpi_p2p_gpu_waiting_recv {
-    struct umpi_p2p_gpu_waiting_recv *next;
-    uint32_t context;
-    int source, tag;
-    struct umpi_ucx_recv_wait *wait;
-    int redirected;
-};
-umpi_status_t umpi_p2p_gpu_late_start(void);
-void umpi_p2p_gpu_late_wait_begin(struct umpi_p2p_gpu_waiting_recv *n);
-void umpi_p2p_gpu_late_wait_end(struct umpi_p2p_gpu_waiting_recv *n);
+ * they are found and made to fail with MPI_ERR_TRUNCATE; MPI_Recv's request-less waits among them
+ * in umpi_p2p_recv_waiting). umpi_p2p_gpu_late_start, once UCX is up: posts the receive for the
+ * senders' nudges. */
+void umpi_p2p_gpu_late_start(void);
 
-/* The end: MPI_Finalize, before UCX goes (transfers left, nudges on their way, held messages). */
+/* The end, at MPI_Finalize before UCX goes, in this order: nudges still on their way
+ * (gpu_late.c), messages held and never received (gpu_probe.c), transfers and thresholds. */
+void umpi_p2p_gpu_late_finalize(void);
+void umpi_p2p_gpu_held_finalize(void);
 void umpi_p2p_gpu_finalize(void);
 
 #endif /* UMPI_P2P_GPU_H */

@@ -1,6 +1,5 @@
 /* Completion: Wait/Test and their -all/-any/-some forms, Request_free, Request_get_status, Cancel. */
 #include "pt2pt/umpi_p2p.h"
-#include "pt2pt/umpi_p2p_gpu.h"
 
 #include <stdlib.h>
 
@@ -12,18 +11,6 @@ void umpi_p2p_complete_slow(umpi_request_t *r)
     }
     if (r->user_freed)
         umpi_request_release(r);
-}
-
-/* What the netmod's completions hand up to point-to-point (umpi_ucx.h, struct umpi_ucx_upcalls). */
-static const struct umpi_ucx_upcalls umpi__upcalls = {
-    .complete_slow = umpi_p2p_complete_slow,
-    .envelope = umpi_p2p_gpu_envelope,
-};
-
-umpi_status_t umpi_p2p_init(int world_size)
-{
-    umpi_ucx_set_upcalls(&umpi__upcalls);
-    return umpi_p2p_gpu_init(world_size);
 }
 
 int umpi_p2p_request_invalid(MPI_Request h, const char *argname, int index)
