@@ -364,11 +364,8 @@ static int umpi__advance_recv(umpi_p2p_gpu_xfer_t *x)
         return 1;
     }
     case R_PIPE:
-        if (!umpi_cuda_pipe_progress(&x->pipe))
+        if (!umpi_p2p_gpu_pipe_done(x))
             return 0;
-        x->piping = 0;
-        if (x->pipe.status != UMPI_OK)
-            umpi_p2p_gpu_fail(x, x->pipe.status, "%s", x->pipe.why);
         x->state = R_FINISH;
         return 1;
     case R_CHUNKS:

@@ -338,11 +338,8 @@ static int umpi__advance_send(umpi_p2p_gpu_xfer_t *x)
         }
         return 1;
     case S_PIPE:
-        if (!umpi_cuda_pipe_progress(&x->pipe))
+        if (!umpi_p2p_gpu_pipe_done(x))
             return 0;
-        x->piping = 0;
-        if (x->pipe.status != UMPI_OK)
-            umpi_p2p_gpu_fail(x, x->pipe.status, "%s", x->pipe.why);
         x->state = S_FINISH;
         return 1;
     case S_FINISH:

@@ -234,6 +234,16 @@ static umpi_status_t umpi__pipe_start_net(void *ctx, struct umpi_cuda_pipe *p, u
 
 const struct umpi_cuda_pipe_net umpi_p2p_gpu_pipe_net = { umpi__pipe_start_net };
 
+int umpi_p2p_gpu_pipe_done(umpi_p2p_gpu_xfer_t *x)
+{
+    if (!umpi_cuda_pipe_progress(&x->pipe))
+        return 0;
+    x->piping = 0;
+    if (x->pipe.status != UMPI_OK)
+        umpi_p2p_gpu_fail(x, x->pipe.status, "%s", x->pipe.why);
+    return 1;
+}
+
 /* ---- progress --------------------------------------------------------------------------------- */
 
 double umpi_p2p_gpu_pass_now;

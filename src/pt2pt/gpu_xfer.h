@@ -115,6 +115,8 @@ void umpi_p2p_gpu_complete(umpi_p2p_gpu_xfer_t *x, ucs_status_t net);
 void umpi_p2p_gpu_recv_status(umpi_p2p_gpu_xfer_t *x, ucp_tag_t tag, size_t len);
 /* The pipeline's network: chunk sends and receives on (ctrl, sender, id). */
 extern const struct umpi_cuda_pipe_net umpi_p2p_gpu_pipe_net;
+/* Advances x's pipeline; 1 once it has finished (its failure recorded in x), 0 while it runs. */
+int umpi_p2p_gpu_pipe_done(umpi_p2p_gpu_xfer_t *x);
 
 /* The time read in this progress pass, 0 until a waiting sender reads it (gpu_send.c): the hook
  * clears it at each pass. */

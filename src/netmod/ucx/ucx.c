@@ -359,16 +359,21 @@ static void umpi__recv_wait_cb(void *ucx_req, ucs_status_t st, const ucp_tag_rec
     w->done = 1;
 }
 
-umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
-                                     struct umpi_ucx_recv_wait *w)
+/* A receive of bytes that completes into w (umpi_ucx_recv_blocking, umpi_ucx_msg_recv_blocking). */
+static inline ucp_request_param_t umpi__recv_wait_param(struct umpi_ucx_recv_wait *w, uint32_t more)
 {
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+    return (ucp_request_param_t){
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | more,
         .datatype = UMPI_UCX_DT_BYTES,
         .cb.recv = umpi__recv_wait_cb,
         .user_data = w,
     };
+}
+
+umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                                     struct umpi_ucx_recv_wait *w)
+{
+    ucp_request_param_t p = umpi__recv_wait_param(w, UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
     w->done = 0;
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
     w->ucx_req = UCS_PTR_IS_ERR(sp) ? NULL : sp;
@@ -385,14 +390,8 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
 
 umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_h msg, struct umpi_ucx_recv_wait *w)
 {
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FIELD_RECV_INFO,
-        .datatype = UMPI_UCX_DT_BYTES,
-        .cb.recv = umpi__recv_wait_cb,
-        .user_data = w,
-        .recv_info.tag_info = &w->info,
-    };
+    ucp_request_param_t p = umpi__recv_wait_param(w, UCP_OP_ATTR_FIELD_RECV_INFO);
+    p.recv_info.tag_info = &w->info;
     w->done = 0;
     w->ucx_req = NULL;
     ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
