@@ -25,7 +25,6 @@ struct umpi_global umpi_global = {.appnum = -1, .universe_size = -1};
 pthread_mutex_t umpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void umpi_comm_builtin_setup(int rank, int size);
-void umpi_ucx_flush(void);
 
 static int umpi__init(int required, int *provided)
 {
@@ -131,7 +130,9 @@ int umpi_impl_finalize(void)
     int attr_err = umpi_attr_finalize_builtin_comms();
     umpi_lock();
     umpi_p2p_bsend_finalize();
-    umpi_ucx_flush();
+    void *flush;
+    if (umpi_ucx_flush_start(&flush) == UMPI_OK)
+        umpi_progress_wait_ucx(flush);
     umpi_unlock();
     /* Nobody tears down endpoints that a peer may still be sending over. */
     umpi_status_t st = umpi_pmi_fence();

@@ -103,6 +103,18 @@ static inline void umpi_progress_wait(volatile int *flag)
         umpi_progress_step(&w);
 }
 
+/* Blocks until ucx_req, a UCX request handed to a blocking caller (umpi_ucx.h; NULL: complete
+ * already), completes, and frees it: its status. */
+static inline ucs_status_t umpi_progress_wait_ucx(void *ucx_req)
+{
+    umpi_waiter_t w = {0};
+    ucs_status_t s = UCS_OK;
+    if (ucx_req != NULL)
+        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+    return s;
+}
+
 /*
  * Blocks until *flag is nonzero with the big lock held throughout and UCX alone polled: for a wait
  * that must be atomic with what its caller did just before (a probe reading the header of a

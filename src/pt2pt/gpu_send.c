@@ -116,14 +116,9 @@ static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt,
         return MPI_SUCCESS;
     }
     int err = MPI_SUCCESS;
-    if (ucx_req != NULL) {
-        umpi_waiter_t w = {0};
-        ucs_status_t s;
-        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
-            umpi_progress_step(&w);
-        if (s != UCS_OK)
-            err = umpi_err_from_status(umpi_ucx_status(s, "send completion"), "sending a staged device buffer");
-    }
+    ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+    if (s != UCS_OK)
+        err = umpi_err_from_status(umpi_ucx_status(s, "send completion"), "sending a staged device buffer");
     free(host);
     return err;
 }

@@ -86,10 +86,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 
     if (req == NULL && ucx_req != NULL) {
         /* Blocking send: wait for UCX's request here, no MPI request needed. */
-        umpi_waiter_t w = {0};
-        ucs_status_t s;
-        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
-            umpi_progress_step(&w);
+        ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }

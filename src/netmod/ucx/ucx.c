@@ -150,45 +150,7 @@ umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us,
     return UMPI_OK;
 }
 
-/* Waits for a request of ours without a callback; NULL: done at once. */
-static umpi_status_t umpi__wait_status(ucs_status_ptr_t sp, const char *what)
-{
-    ucs_status_t st;
-    if (sp == NULL)
-        return UMPI_OK;
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
-    while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-        ucp_worker_progress(umpi_ucx.worker);
-    ucp_request_free(sp);
-    return st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, what);
-}
-
-/*
- * One empty message each way between this process and peer, on a tag no communicator uses (the
- * internal bit under the last context id), so that the endpoints of both are wired up before
- * anything else: the network estimate leaves rank 0 an endpoint whose wire-up needs the peer's
- * progress, and a peer that made no other call until MPI_Finalize would leave rank 0's final flush
- * waiting for it while it waits in the fence (seen with mpirun across hosts and under srun).
- */
-umpi_status_t umpi_ucx_handshake(int peer, int first)
-{
-    const ucp_tag_t tag = ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) |
-                          UMPI_UCX_INTERNAL_BIT;
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = UMPI_UCX_DT_BYTES};
-    char out = 0, in = 0;
-    ucp_ep_h ep;
-    umpi_status_t rc = umpi_ucx_ep(peer, &ep);
-    for (int step = 0; step < 2 && rc == UMPI_OK; step++) {
-        if ((step == 0) == (first != 0))
-            rc = umpi__wait_status(ucp_tag_send_nbx(ep, &out, 1, tag, &p), "ucp_tag_send_nbx (wire-up)");
-        else
-            rc = umpi__wait_status(ucp_tag_recv_nbx(umpi_ucx.worker, &in, 1, tag, ~(ucp_tag_t) 0, &p),
-                                   "ucp_tag_recv_nbx (wire-up)");
-    }
-    return rc;
-}
-
+/* The worker's teardown waits here: the engine above has made its last pass. */
 static void umpi__wait_ucx(void *req)
 {
     if (req == NULL || UCS_PTR_IS_ERR(req))
@@ -217,11 +179,12 @@ void umpi_ucx_finalize(void)
     umpi_ucx.eps = NULL;
 }
 
-/* Makes sure everything this process sent has reached its destination (before MPI_Finalize's fence). */
-void umpi_ucx_flush(void)
+umpi_status_t umpi_ucx_flush_start(void **ucx_req)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
-    umpi__wait_ucx(ucp_worker_flush_nbx(umpi_ucx.worker, &p));
+    ucs_status_ptr_t sp = ucp_worker_flush_nbx(umpi_ucx.worker, &p);
+    *ucx_req = UCS_PTR_IS_PTR(sp) ? sp : NULL;
+    return UCS_PTR_IS_ERR(sp) ? umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_worker_flush_nbx") : UMPI_OK;
 }
 
 /* ---- completion callbacks: run inside ucp_worker_progress, i.e. under the big lock --------------- */

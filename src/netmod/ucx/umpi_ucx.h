@@ -80,8 +80,15 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep);
  * sent) of the time one message of each size in sizes[0..n-1] takes to world_rank, in us; the
  * endpoint is created if it was not. */
 umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n);
-/* One empty message each way with peer (first: this process sends first), wiring up both ends. */
-umpi_status_t umpi_ucx_handshake(int peer, int first);
+/* A tag no communicator uses (the internal bit under the last context id), for one empty message
+ * each way that wires up both ends of an endpoint (coll/select.c says when that is needed). */
+static inline ucp_tag_t umpi_ucx_wireup_tag(void)
+{
+    return ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) | UMPI_UCX_INTERNAL_BIT;
+}
+/* Starts making sure that everything this process sent has reached its destination (MPI_Finalize,
+ * before its fence): *ucx_req to wait for (umpi_ucx_test_send), NULL when nothing is in flight. */
+umpi_status_t umpi_ucx_flush_start(void **ucx_req);
 
 /* The endpoint to a world rank, created on first use. */
 static inline umpi_status_t umpi_ucx_ep(int world_rank, ucp_ep_h *ep)
