@@ -74,7 +74,7 @@ void umpi_p2p_gpu_late_start(void)
 /* Senders nudge while an envelope waits for its answer, so nudges may still be on their way when
  * the last one was taken: after MPI_Finalize's fence (every peer's sends flushed) they are
  * received and dropped, so that none is left in UCX's unexpected queue (UCX warns of each at
- * exit). The receive for nudges is cancelled first; its callback frees it. */
+ * exit). The receive for nudges is cancelled first, and waited for until its completion comes. */
 static void umpi__drain_nudges(void)
 {
     ucp_tag_t tag = umpi_p2p_gpu_ctrl_tag(umpi_global.rank, 1, UMPI_P2P_GPU_NUDGE_ID);
