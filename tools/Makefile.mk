@@ -28,12 +28,12 @@ install-mpiexec-man-link:
 bin_SCRIPTS += tools/mpicc tools/mpicxx
 EXTRA_DIST += tools/mpicc.in
 
-# umpi_info reads the knob table from libmpi and never calls MPI_Init; it also asks UCX and PMIx
-# directly for their run-time versions.
+# umpi_info reads the knob table from libmpi and never calls MPI_Init; it asks PMIx directly for its
+# run-time version, and UCX through the netmod (whose header needs UCX's).
 bin_PROGRAMS += tools/umpi_info
 tools_umpi_info_SOURCES = tools/umpi_info.c
 tools_umpi_info_CPPFLAGS = $(AM_CPPFLAGS) $(UCX_CFLAGS) $(PMIX_CFLAGS)
-tools_umpi_info_LDADD = libmpi.la $(UCX_LIBS) $(PMIX_LIBS)
+tools_umpi_info_LDADD = libmpi.la $(PMIX_LIBS)
 # $ORIGIN first: a moved or copied install tree runs its own libmpi, not the one at the old prefix.
 tools_umpi_info_LDFLAGS = -Wl,-rpath,'$$ORIGIN/../lib'
 

@@ -15,7 +15,6 @@
 
 #include <mpi.h>
 #include <pmix.h>
-#include <ucp/api/ucp.h>
 
 #include "coll/umpi_coll.h"
 #include "core/umpi_knobs.h"
@@ -23,6 +22,7 @@
 #include "pmi/umpi_pmi.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_nccl.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 /* Width of the label column of the build/runtime sections. */
 #define UMPI__LABEL_W 18
@@ -86,7 +86,7 @@ static int umpi__print_gpu(void)
     umpi__row(st.active ? "GPU path" : "why host only", st.why);
     if (rc != UMPI_OK)
         umpi__row("MPI_Init", "would fail: UMPI_CUDA=1 and CUDA is not usable");
-    /* what MPI_Init would make of device pointers (src/cuda/p2p.c, src/coll/device.c) */
+    /* what MPI_Init would make of device pointers (src/pt2pt/umpi_p2p_gpu.h, src/coll/device.c) */
     if (!st.active)
         umpi__row("GPU buffers", "not carried: CUDA is not used (pass host memory only)");
     else if (!st.ipc)
@@ -173,7 +173,7 @@ static void umpi__print_build(void)
 
     printf("\nRun time\n");
     umpi__row("libmpi", umpi__libmpi_path());
-    umpi__row("UCX", ucp_get_version_string());
+    umpi__row("UCX", umpi_ucx_version());
     umpi__row("PMIx", PMIx_Get_version());
     umpi__print_gpu();
     umpi__print_pmi();

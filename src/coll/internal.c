@@ -27,12 +27,7 @@ static int umpi__src(const umpi_coll_grp_t *g, int member)
 
 static umpi_status_t umpi__wait_send(void *ucx_req)
 {
-    if (ucx_req == NULL)
-        return UMPI_OK;
-    umpi_waiter_t w = {0};
-    ucs_status_t s;
-    while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
-        umpi_progress_step(&w);
+    ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
     return s == UCS_OK ? UMPI_OK : umpi_ucx_status(s, "internal send");
 }
 

@@ -70,7 +70,7 @@ static int umpi__pair_msg_error(const umpi_ucx_done_t *d, int send, int peer, si
 static void umpi__pair_post(umpi__pair_t *x, const umpi_coll_view_t *v, const void *sbuf, size_t slen, void *rbuf,
                             size_t rlen, int send, int recv)
 {
-    ucp_datatype_t bytes = ucp_dt_make_contig(1);
+    ucp_datatype_t bytes = UMPI_UCX_DT_BYTES;
     umpi_status_t us;
     x->err = MPI_SUCCESS;
     x->send = send;

@@ -321,7 +321,7 @@ static int umpi__post(umpi_sched_t *s, umpi_step_t *st)
         /* device memory: the bounce travels; packed now (send) or unpacked at the phase's end */
         data = st->bounce;
         len = bytes;
-        udt = ucp_dt_make_contig(1);
+        udt = UMPI_UCX_DT_BYTES;
         if (send) {
             int err = umpi_coll_dev_pack(st->in, st->count, st->dt, st->bounce);
             if (err != MPI_SUCCESS)
@@ -332,7 +332,7 @@ static int umpi__post(umpi_sched_t *s, umpi_step_t *st)
     } else if (umpi_likely(st->dt->contig)) {
         data = (char *) (send ? (void *) st->in : st->out) + st->dt->true_lb;
         len = bytes;
-        udt = ucp_dt_make_contig(1);
+        udt = UMPI_UCX_DT_BYTES;
     } else {
         umpi_request_t *r = umpi_request_alloc(send ? UMPI_REQ_SEND : UMPI_REQ_RECV, s->comm);
         if (umpi_unlikely(r == NULL))

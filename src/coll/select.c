@@ -82,6 +82,37 @@ static void umpi__net_set(double alpha, double bw, const char *from)
     umpi_debug(1, "collectives across nodes: latency %.3f us, bandwidth %.0f MB/s (%s)", alpha, bw, from);
 }
 
+/*
+ * One empty message each way between this process and peer (first: this one sends first), on the
+ * netmod's wire-up tag, so that the endpoints of both are wired up before anything else: the
+ * network estimate leaves rank 0 an endpoint whose wire-up needs the peer's progress, and a peer
+ * that made no other call until MPI_Finalize would leave rank 0's final flush waiting for it while
+ * it waits in the fence (seen with mpirun across hosts and under srun).
+ */
+static umpi_status_t umpi__handshake(int peer, int first)
+{
+    char out = 0, in = 0;
+    ucp_ep_h ep;
+    umpi_status_t st = umpi_ucx_ep(peer, &ep);
+    for (int step = 0; step < 2 && st == UMPI_OK; step++) {
+        ucs_status_t s;
+        if ((step == 0) == (first != 0)) {
+            void *req;
+            st = umpi_ucx_send(ep, &out, 1, umpi_ucx_wireup_tag(), 0, NULL, &req);
+            if (st == UMPI_OK && (s = umpi_progress_wait_ucx(req)) != UCS_OK)
+                st = umpi_ucx_status(s, "wire-up send");
+        } else {
+            struct umpi_ucx_recv_wait w;
+            st = umpi_ucx_recv_blocking(&in, 1, umpi_ucx_wireup_tag(), ~(ucp_tag_t) 0, &w);
+            if (st == UMPI_OK)
+                umpi_progress_wait(&w.done);
+            if (st == UMPI_OK && (s = w.status) != UCS_OK)
+                st = umpi_ucx_status(s, "wire-up receive");
+        }
+    }
+    return st;
+}
+
 int umpi_coll_net_setup(int world_rank, int world_size)
 {
     const char *knob = umpi_config.coll_net_cost;
@@ -140,9 +171,9 @@ int umpi_coll_net_setup(int world_rank, int world_size)
         return umpi_err_from_status(st != UMPI_OK ? st : UMPI_ERR_INTERN,
                                     "agreeing on the network's latency and bandwidth for the collectives failed");
     /* rank 0's endpoint to `other` is half made (its wire-up waits for other's progress): one
-     * message each way finishes it now, while both are here (umpi_ucx_handshake says why) */
+     * message each way finishes it now, while both are here (umpi__handshake says why) */
     if (v[2] != 0 && (world_rank == 0 || world_rank == other)) {
-        st = umpi_ucx_handshake(world_rank == 0 ? other : 0, world_rank == 0);
+        st = umpi__handshake(world_rank == 0 ? other : 0, world_rank == 0);
         if (st != UMPI_OK)
             return umpi_err_from_status(st, "connecting to the rank whose link priced the network");
     }

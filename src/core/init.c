@@ -13,7 +13,6 @@
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
 #include "cuda/umpi_cuda.h"
-#include "cuda/umpi_cuda_p2p.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_nccl.h"
 #include "pmi/umpi_pmi.h"
@@ -26,7 +25,6 @@ struct umpi_global umpi_global = {.appnum = -1, .universe_size = -1};
 pthread_mutex_t umpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void umpi_comm_builtin_setup(int rank, int size);
-void umpi_ucx_flush(void);
 
 static int umpi__init(int required, int *provided)
 {
@@ -73,7 +71,8 @@ static int umpi__init(int required, int *provided)
     st = umpi_cuda_init();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting CUDA failed");
-    /* point-to-point (src/cuda/p2p.c) and the collectives (src/coll/device.c) carry device buffers */
+    /* point-to-point (src/pt2pt/gpu_*.c) and the collectives (src/coll/device.c) carry device
+     * buffers */
     umpi_cuda_device_buffers = 1;
     /* classification's caches stay right while they hear of every change to the address space */
     if (umpi_cuda_active) {
@@ -88,14 +87,14 @@ static int umpi__init(int required, int *provided)
     st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now (issue 5, part nccl) */
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting NCCL failed");
-    st = umpi_cuda_p2p_init(pmi.size);
+    st = umpi_p2p_init(pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "publishing the device-message threshold failed");
 
     st = umpi_ucx_init(required, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");
-    umpi_cuda_late_start(); /* src/cuda/p2p_late.c: the receive for device senders' nudges */
+    umpi_p2p_start(); /* the receive for device senders' nudges (src/pt2pt/gpu_late.c) */
     st = umpi_pmi_fence();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");
@@ -131,14 +130,16 @@ int umpi_impl_finalize(void)
     int attr_err = umpi_attr_finalize_builtin_comms();
     umpi_lock();
     umpi_p2p_bsend_finalize();
-    umpi_ucx_flush();
+    void *flush;
+    if (umpi_ucx_flush_start(&flush) == UMPI_OK)
+        umpi_progress_wait_ucx(flush);
     umpi_unlock();
     /* Nobody tears down endpoints that a peer may still be sending over. */
     umpi_status_t st = umpi_pmi_fence();
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */
-    umpi_cuda_p2p_finalize();
+    umpi_p2p_finalize();
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
     umpi_ucx_vm_unwatch();

@@ -14,6 +14,8 @@
 
 int umpi_progress_nhooks;
 static umpi_progress_hook_t umpi__hooks[UMPI_PROGRESS_MAX_HOOKS];
+/* Hooks are running, or an atomic wait is: passes made now poll UCX only. */
+static int umpi__hooks_busy;
 
 /*
  * A hook that moved (a collective schedule finished a phase and posted the next one's sends and
@@ -28,6 +30,9 @@ static umpi_progress_hook_t umpi__hooks[UMPI_PROGRESS_MAX_HOOKS];
 unsigned umpi_progress_hooks(void)
 {
     unsigned total = 0;
+    if (umpi__hooks_busy)
+        return 0;
+    umpi__hooks_busy = 1;
     for (int round = 0; round < UMPI_PROGRESS_REPOLL; round++) {
         unsigned n = 0;
         for (int i = 0; i < umpi_progress_nhooks; i++)
@@ -36,7 +41,22 @@ unsigned umpi_progress_hooks(void)
         if (n == 0 || umpi_ucx_progress() == 0)
             break;
     }
+    umpi__hooks_busy = 0;
     return total;
+}
+
+void umpi_progress_wait_atomic(volatile int *flag)
+{
+    int busy = umpi__hooks_busy;
+    int idle = 0;
+    umpi__hooks_busy = 1;
+    while (!*flag) {
+        if (umpi_progress() != 0)
+            idle = 0;
+        else if (++idle >= umpi_progress_spin)
+            sched_yield();
+    }
+    umpi__hooks_busy = busy;
 }
 
 int umpi_progress_register(umpi_progress_hook_t hook)

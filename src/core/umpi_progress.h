@@ -9,6 +9,10 @@
  *
  * Thread contract: called with the big lock held (umpi_lock); umpi_progress_wait releases it
  * between polls under MPI_THREAD_MULTIPLE so that other threads can post and complete operations.
+ * umpi_progress_wait_atomic does not, for the rare wait that must not let anything in.
+ *
+ * Hooks never run inside a hook: a hook that waits (umpi_progress_wait_atomic) meanwhile polls
+ * UCX only, so no hook sees another's state, or its own, half changed.
  */
 #ifndef UMPI_PROGRESS_H
 #define UMPI_PROGRESS_H
@@ -98,5 +102,27 @@ static inline void umpi_progress_wait(volatile int *flag)
     while (!*flag)
         umpi_progress_step(&w);
 }
+
+/* Blocks until ucx_req, a UCX request handed to a blocking caller (umpi_ucx.h; NULL: complete
+ * already), completes, and frees it: its status. */
+static inline ucs_status_t umpi_progress_wait_ucx(void *ucx_req)
+{
+    umpi_waiter_t w = {0};
+    ucs_status_t s = UCS_OK;
+    if (ucx_req != NULL)
+        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+    return s;
+}
+
+/*
+ * Blocks until *flag is nonzero with the big lock held throughout and UCX alone polled: for a wait
+ * that must be atomic with what its caller did just before (a probe reading the header of a
+ * message it took out of UCX's queue, while older messages it took wait to be listed behind it:
+ * no thread and no hook may receive past them meanwhile). Only for data already arriving, never
+ * for another process's next call. Idle, it yields the CPU as any wait does (the lock stays
+ * held), so the driver's threads and the peers it waits for run.
+ */
+void umpi_progress_wait_atomic(volatile int *flag);
 
 #endif

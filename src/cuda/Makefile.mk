@@ -1,5 +1,6 @@
-# src/cuda: GPU buffers (issue 5). No link-time dependency on CUDA: the driver is opened with
-# dlopen (libmpi already links -ldl), so this builds the same with and without a toolkit.
+# src/cuda: services for device memory (the protocols that use them live with their callers). No
+# link-time dependency on CUDA: the driver is opened with dlopen (libmpi already links -ldl), so
+# this builds the same with and without a toolkit.
 libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda.h \
 	src/cuda/umpi_cuda_drv.h \
@@ -15,16 +16,12 @@ libmpi_la_SOURCES += \
 	src/cuda/bounce.c \
 	src/cuda/query.c \
 	src/cuda/umpi_cuda_copy.h \
-	src/cuda/copy.c \
-	src/cuda/umpi_cuda_p2p.h \
-	src/cuda/umpi_cuda_p2p_wire.h \
-	src/cuda/p2p.c \
-	src/cuda/p2p_probe.c
+	src/cuda/copy.c
 
 # MPIX_Query_cuda_support is written by hand (not from the MPI standard's list), so is its page.
 dist_man3_MANS = man/man3/MPIX_Query_cuda_support.3
 
-# --- issue 5, part kern: GPU kernels (reductions, pack/unpack) ---
+# --- GPU kernels (reductions, pack/unpack) ---
 # kernels.cu (bodies in kern_body.h, generated from src/coll/umpi_op_enum.h) -> nvcc -> a fatbin
 # (configure's architectures) that kern_image.c embeds with .incbin; without nvcc, no image.
 libmpi_la_SOURCES += \
@@ -52,10 +49,8 @@ UMPI_KERN_IMAGE_OBJS = src/cuda/libmpi_la-kern_image.lo
 $(UMPI_KERN_IMAGE_OBJS): $(UMPI_KERN_FATBIN)
 endif
 
-# --- issue 5, part nccl: NCCL loaded with dlopen (no build-time dependency) ---
+# --- NCCL loaded with dlopen (no build-time dependency) ---
 libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda_nccl.h \
 	src/cuda/umpi_nccl_api.h \
 	src/cuda/nccl.c
-# --- issue 5, part bench: small receives that a longer device message passed by (MPI_ERR_TRUNCATE) ---
-libmpi_la_SOURCES += src/cuda/p2p_late.c

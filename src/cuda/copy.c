@@ -1,6 +1,6 @@
 /*
  * Moving bytes between host and device memory with the driver, for the paths that carry device
- * buffers (p2p.c, the collective schedules). Interface: umpi_cuda_copy.h.
+ * buffers (src/pt2pt/gpu_*.c, the collective schedules). Interface: umpi_cuda_copy.h.
  *
  * Every copy goes on one stream of umpi's own (the pipeline pool's first stream, a blocking stream:
  * umpi_cuda.h, UMPI_CUDA_STREAM_FLAGS, says why) and is waited for with

@@ -1,7 +1,9 @@
 /*
- * src/cuda: GPU buffers: the driver loader and buffer classification (here), CUDA IPC caches
- * (umpi_cuda_ipc.h), the pinned pipeline (umpi_cuda_pipe.h), driver copies (umpi_cuda_copy.h) and
- * point-to-point on device buffers (umpi_cuda_p2p.h); README.md, "GPU buffers".
+ * src/cuda: services for device memory: the driver loader and buffer classification (here), CUDA
+ * IPC caches (umpi_cuda_ipc.h), the pinned pipeline (umpi_cuda_pipe.h), driver copies
+ * (umpi_cuda_copy.h), GPU kernels (umpi_cuda_kern.h) and NCCL (umpi_cuda_nccl.h). The protocols
+ * that use them live with their callers: point-to-point's in src/pt2pt (umpi_p2p_gpu.h), the
+ * collectives' in src/coll; README.md, "GPU buffers".
  *
  *   MPI_Init -> umpi_cuda_init: UMPI_CUDA=0|1|auto -> dlopen libcuda.so.1 -> dlsym the table ->
  *               cuInit -> a device? -> umpi_cuda_active = 1
@@ -97,7 +99,7 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(ipc_stale, "IPC mappings or exported handles dropped: the allocation was freed and reused")  \
     X(ipc_evicted, "IPC mappings closed to stay within UMPI_CUDA_IPC_CACHE")                        \
     X(stage_allocs, "pinned staging buffers allocated (cuMemHostAlloc) for the pipeline")          \
-    /* point-to-point and collectives on device buffers (p2p.c, copy.c) */                         \
+    /* point-to-point and collectives on device buffers (src/pt2pt/gpu_*.c, copy.c) */             \
     X(ipc_transfers, "device messages copied by the receiver straight from the sender's GPU memory (CUDA IPC)") \
     X(self_copies, "device messages to the own process copied directly on the GPU")                 \
     X(pipe_fallback, "large device messages not sent by CUDA IPC (reason at UMPI_DEBUG=1)")          \

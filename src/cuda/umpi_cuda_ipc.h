@@ -1,7 +1,7 @@
 /*
  * CUDA IPC: a device buffer of one process read or written directly by another process on the
- * same node. Point-to-point's envelope protocol uses it (p2p.c); see ipc_cache.c for the
- * design and README.md, "GPU buffers".
+ * same node. Point-to-point's envelope protocol uses it (src/pt2pt/gpu_*.c); see ipc_cache.c for
+ * the design and README.md, "GPU buffers".
  *
  *   sender                                              receiver
  *   umpi_cuda_ipc_export(buf, len, &desc)               umpi_cuda_ipc_open(peer, &desc, len, &ptr, &ref)

@@ -1,7 +1,7 @@
 /*
  * Staged transfers of device buffers through pinned host buffers: the scheduler (pipeline.c) and
  * its pool of pinned buffers. Point-to-point uses it for large device messages that CUDA IPC
- * cannot carry (p2p.c); design in pipeline.c.
+ * cannot carry (src/pt2pt/gpu_*.c); design in pipeline.c.
  *
  *   sender    device --D2H copy--> staging buffer --network send-->
  *   receiver                                       --network recv--> staging buffer --H2D copy--> device
@@ -91,7 +91,7 @@ struct umpi_cuda_pipe {
 umpi_status_t umpi_cuda_pipe_start(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev, size_t nbytes,
                                    const struct umpi_cuda_pipe_net *net, void *ctx);
 /* The same with chunks of `chunk` bytes (0: the knob): both ends of a transfer must cut it alike,
- * so the receiver takes the sender's chunk size from its envelope (p2p.c). */
+ * so the receiver takes the sender's chunk size from its envelope (src/pt2pt/gpu_wire.h). */
 umpi_status_t umpi_cuda_pipe_start_chunk(struct umpi_cuda_pipe *p, umpi_cuda_pipe_dir_t dir, CUdeviceptr dev,
                                          size_t nbytes, size_t chunk, const struct umpi_cuda_pipe_net *net, void *ctx);
 /**

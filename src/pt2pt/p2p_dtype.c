@@ -67,7 +67,7 @@ int umpi_p2p_dt_target(umpi_request_t *r, size_t bytes, void **data, size_t *len
         r->tmp = iov;
         *data = iov;
         *len = n;
-        *udt = ucp_dt_make_iov();
+        *udt = UMPI_UCX_DT_IOV;
         umpi_debug(3, "datatype %s: %zu bytes as %zu iov blocks", r->dt->name[0] ? r->dt->name : "(derived)",
                    bytes, n);
         return MPI_SUCCESS;

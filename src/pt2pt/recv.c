@@ -1,7 +1,7 @@
 /* Receives, probes and matched messages: MPI_Recv, Irecv, Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv. */
 #include "pt2pt/umpi_p2p.h"
 #include "cuda/umpi_cuda_copy.h"
-#include "cuda/umpi_cuda_p2p.h"
+#include "pt2pt/umpi_p2p_gpu.h"
 
 #include <stdlib.h>
 
@@ -32,7 +32,7 @@ static int umpi__recv_target(umpi_request_t *r, size_t bytes, void **data, size_
     if (umpi_likely(r->dt->contig)) {
         *data = (char *) r->buf + r->dt->true_lb;
         *len = bytes;
-        *udt = ucp_dt_make_contig(1);
+        *udt = UMPI_UCX_DT_BYTES;
         return MPI_SUCCESS;
     }
     return umpi_p2p_dt_target(r, bytes, data, len, udt);
@@ -58,14 +58,14 @@ static int umpi__recv_on_device(const void *buf, const umpi_dtype_t *dt, size_t 
 
 static int umpi__matched_recv(umpi_request_t *r, size_t bytes);
 
-/* A message held by a probe (umpi_cuda_pulled_find) matching r: r becomes its receive. */
+/* A message held by a probe (umpi_p2p_gpu_held_find) matching r: r becomes its receive. */
 static int umpi__take_held(umpi_request_t *r)
 {
     ucp_tag_t t;
     size_t len;
     ucp_tag_message_h msg;
     void *env;
-    if (!umpi_cuda_pulled_find(r->comm->context_id, r->peer, r->tag, 1, &t, &len, &msg, &env))
+    if (!umpi_p2p_gpu_held_find(r->comm->context_id, r->peer, r->tag, 1, &t, &len, &msg, &env))
         return 0;
     free(r->tmp);
     r->tmp = env;
@@ -76,8 +76,8 @@ static int umpi__take_held(umpi_request_t *r)
     return 1;
 }
 
-/* Posts r's receive into its (host) buffer; env_bit: UMPI_CUDA_ENVELOPE_BIT when the receive can
- * hold a device message (then it matches envelopes too), else 0. */
+/* Posts r's receive into its (host) buffer; env_bit: UMPI_P2P_GPU_ENVELOPE_BIT when the receive
+ * can hold a device message (then it matches envelopes too), else 0. */
 static inline __attribute__((always_inline)) int umpi__post_recv(umpi_request_t *r, size_t bytes, ucp_tag_t env_bit)
 {
     void *data, *ucx_req;
@@ -96,17 +96,17 @@ static inline __attribute__((always_inline)) int umpi__post_recv(umpi_request_t 
     return MPI_SUCCESS;
 }
 
-/* A receive on a process that uses CUDA (src/cuda/p2p.c): a message a probe holds, a device
+/* A receive on a process that uses CUDA (umpi_p2p_gpu.h): a message a probe holds, a device
  * buffer, or a host buffer that can hold a device message and so matches envelopes too. Out of
  * line: host-only processes never come here. */
 static __attribute__((noinline)) int umpi__irecv_start_gpu(umpi_request_t *r, size_t bytes)
 {
     int dev, err;
-    if (umpi_cuda_pulled_count && umpi__take_held(r))
+    if (umpi_p2p_gpu_held_count && umpi__take_held(r))
         return umpi__matched_recv(r, bytes);
     if (umpi__recv_on_device(r->buf, r->dt, bytes, &dev, &err) || err != MPI_SUCCESS)
-        return err != MPI_SUCCESS ? err : umpi_cuda_p2p_irecv(r, bytes, dev);
-    return umpi__post_recv(r, bytes, bytes > umpi_cuda_envelope_min ? UMPI_CUDA_ENVELOPE_BIT : 0);
+        return err != MPI_SUCCESS ? err : umpi_p2p_gpu_irecv(r, bytes, dev);
+    return umpi__post_recv(r, bytes, bytes > umpi_p2p_gpu_envelope_min ? UMPI_P2P_GPU_ENVELOPE_BIT : 0);
 }
 
 int umpi_p2p_irecv_start(umpi_request_t *r)
@@ -120,9 +120,9 @@ int umpi_p2p_irecv_start(umpi_request_t *r)
         r->done = 1;
         return MPI_SUCCESS;
     }
-    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_p2p_gpu_held_count || bytes > umpi_p2p_gpu_envelope_min ||
                                              !umpi_cuda_known_host((const char *) r->buf + r->dt->true_lb)))
-        return umpi__irecv_start_gpu(r, bytes); /* the GPU machine's cases (src/cuda/p2p.c) */
+        return umpi__irecv_start_gpu(r, bytes); /* the GPU machine's cases (umpi_p2p_gpu.h) */
     return umpi__post_recv(r, bytes, 0);
 }
 
@@ -178,23 +178,32 @@ static int umpi__recv_with_request(void *buf, MPI_Count count, umpi_dtype_t *dt,
 static __attribute__((noinline)) int umpi__recv_gpu_kind(const void *buf, const umpi_dtype_t *dt, size_t bytes)
 {
     int dev, err;
-    if (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min || umpi__recv_on_device(buf, dt, bytes, &dev, &err))
+    if (umpi_p2p_gpu_held_count || bytes > umpi_p2p_gpu_envelope_min ||
+        umpi__recv_on_device(buf, dt, bytes, &dev, &err))
         return MPI_SUCCESS;
     return err != MPI_SUCCESS ? err : -1;
 }
 
-/* MPI_Recv's request-less wait on a process that uses CUDA: registered, so that a longer device
- * message whose envelope passed this receive by can be handed to it (src/cuda/p2p_late.c).
+struct umpi_p2p_waiting_recv *umpi_p2p_recv_waiting;
+
+/* MPI_Recv's request-less wait on a process that uses CUDA: listed, so that a longer device
+ * message whose envelope passed this receive by can be handed to it (gpu_late.c).
  * Returns nonzero when that happened: the UCX receive is cancelled, receive again. */
 static __attribute__((noinline)) int umpi__recv_wait_gpu(struct umpi_ucx_recv_wait *w, umpi_comm_t *comm, int source,
                                                          int tag)
 {
-    struct umpi_cuda_waiting_recv n = { .context = comm->context_id, .source = source, .tag = tag, .wait = w };
+    struct umpi_p2p_waiting_recv n = { .next = umpi_p2p_recv_waiting, .context = comm->context_id, .source = source,
+                                       .tag = tag, .wait = w };
     umpi_waiter_t waiter = {0};
-    umpi_cuda_late_wait_begin(&n);
+    umpi_p2p_recv_waiting = &n;
     while (!w->done)
         umpi_progress_step(&waiter);
-    umpi_cuda_late_wait_end(&n);
+    /* others may have listed and left theirs meanwhile (MPI_THREAD_MULTIPLE) */
+    for (struct umpi_p2p_waiting_recv **pp = &umpi_p2p_recv_waiting; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == &n) {
+            *pp = n.next;
+            break;
+        }
     return n.redirected;
 }
 
@@ -217,10 +226,10 @@ int umpi_impl_recv(void *buf, MPI_Count count, umpi_dtype_t *datatype_ptr, int s
     err = umpi_p2p_bytes(count, datatype_ptr, &bytes);
     if (umpi_unlikely(err != MPI_SUCCESS))
         goto out;
-    if (umpi_unlikely(umpi_cuda_active) && (umpi_cuda_pulled_count || bytes > umpi_cuda_envelope_min ||
+    if (umpi_unlikely(umpi_cuda_active) && (umpi_p2p_gpu_held_count || bytes > umpi_p2p_gpu_envelope_min ||
                                              !umpi_cuda_known_host((const char *) buf + datatype_ptr->true_lb))) {
         /* a GPU machine: held messages, device buffers and receives that may meet a device message's
-         * envelope take a request (src/cuda/p2p.c) */
+         * envelope take a request (umpi_p2p_gpu.h) */
         int kind = umpi__recv_gpu_kind(buf, datatype_ptr, bytes);
         if (kind >= 0) {
             err = kind == MPI_SUCCESS ? umpi__recv_with_request(buf, count, datatype_ptr, source, tag, comm_ptr, status)
@@ -274,27 +283,27 @@ static ucp_tag_message_h umpi__probe(int source, int tag, umpi_comm_t *comm, int
 {
     ucp_tag_t utag, mask;
     umpi_ucx_recv_tag(comm->context_id, source, tag, &utag, &mask);
-    if (umpi_unlikely(umpi_cuda_envelope_min != SIZE_MAX))
-        mask &= ~UMPI_CUDA_ENVELOPE_BIT; /* probes see device messages' envelopes */
-    return ucp_tag_probe_nb(umpi_ucx.worker, utag, mask, remove, info);
+    if (umpi_unlikely(umpi_p2p_gpu_envelope_min != SIZE_MAX))
+        mask &= ~UMPI_P2P_GPU_ENVELOPE_BIT; /* probes see device messages' envelopes */
+    return umpi_ucx_probe(utag, mask, remove, info);
 }
 
 /* MPI_Probe / Iprobe: 1 and info (sender tag, length) when a message matches. The messages a
  * probe holds come first; an envelope met in UCX's queue is taken out (with its sender's older
- * messages) so that the length reported is its message's (src/cuda/p2p.c). */
+ * messages) so that the length reported is its message's (gpu_probe.c). */
 static int umpi__probe_info(int source, int tag, umpi_comm_t *comm, ucp_tag_recv_info_t *info)
 {
     ucp_tag_message_h msg;
     void *env;
-    if (umpi_unlikely(umpi_cuda_pulled_count) &&
-        umpi_cuda_pulled_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env))
+    if (umpi_unlikely(umpi_p2p_gpu_held_count) &&
+        umpi_p2p_gpu_held_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env))
         return 1;
     if (umpi__probe(source, tag, comm, 0, info) == NULL)
         return 0;
-    if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag))) {
-        if (umpi_cuda_pull(comm->context_id, source, tag, info) != UMPI_OK)
+    if (umpi_unlikely(umpi_p2p_gpu_is_envelope(info->sender_tag))) {
+        if (umpi_p2p_gpu_hold(comm->context_id, source, tag, info) != UMPI_OK)
             umpi_die(1, "probing a device message failed: %s", umpi_status_last_msg());
-        return umpi_cuda_pulled_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env);
+        return umpi_p2p_gpu_held_find(comm->context_id, source, tag, 0, &info->sender_tag, &info->length, &msg, &env);
     }
     return 1;
 }
@@ -305,8 +314,8 @@ static ucp_tag_message_h umpi__mprobe(int source, int tag, umpi_comm_t *comm, uc
 {
     ucp_tag_message_h msg;
     *env = NULL;
-    if (umpi_unlikely(umpi_cuda_pulled_count) &&
-        umpi_cuda_pulled_find(comm->context_id, source, tag, 1, &info->sender_tag, &info->length, &msg, env))
+    if (umpi_unlikely(umpi_p2p_gpu_held_count) &&
+        umpi_p2p_gpu_held_find(comm->context_id, source, tag, 1, &info->sender_tag, &info->length, &msg, env))
         return msg != NULL ? msg : (ucp_tag_message_h) env; /* not NULL: found */
     return umpi__probe(source, tag, comm, 1, info);
 }
@@ -360,13 +369,13 @@ static int umpi__message_new(ucp_tag_message_h msg, void *env, const ucp_tag_rec
     r->ucx_msg = msg;
     umpi__status_from_info(&r->status, info);
     if (umpi_unlikely(env != NULL)) {
-        /* a device message held by a probe, its envelope read then (src/cuda/p2p.c) */
+        /* a device message held by a probe, its envelope read then (gpu_probe.c) */
         r->ucx_msg = NULL;
         r->tmp = env;
-    } else if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag))) {
+    } else if (umpi_unlikely(umpi_p2p_gpu_is_envelope(info->sender_tag))) {
         /* a device message: the status must tell its length, which its envelope holds */
         size_t len;
-        umpi_status_t st = umpi_cuda_p2p_probed_envelope(r, msg, info, &len);
+        umpi_status_t st = umpi_p2p_gpu_probed_envelope(r, msg, info, &len);
         if (st != UMPI_OK)
             umpi_die(1, "reading the envelope of a matched device message failed: %s", umpi_status_last_msg());
         r->ucx_msg = NULL;
@@ -461,7 +470,7 @@ static int umpi__matched_recv(umpi_request_t *r, size_t bytes)
         return err;
     if (umpi_unlikely(r->tmp != NULL || on_dev)) {
         /* a device message (its envelope read at the probe), or a device receive buffer */
-        return umpi_cuda_p2p_mrecv(r, (ucp_tag_message_h) r->ucx_msg, bytes, dev, on_dev);
+        return umpi_p2p_gpu_mrecv(r, (ucp_tag_message_h) r->ucx_msg, bytes, dev, on_dev);
     }
     size_t len;
     ucp_datatype_t udt;

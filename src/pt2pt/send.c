@@ -1,7 +1,7 @@
 /* Sends of every mode: MPI_Send, Ssend, Rsend, Bsend and their nonblocking versions. */
 #include "pt2pt/umpi_p2p.h"
 #include "cuda/umpi_cuda_copy.h"
-#include "cuda/umpi_cuda_p2p.h"
+#include "pt2pt/umpi_p2p_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@ static int umpi__send_error(umpi_status_t st, int dest, int world)
     return umpi_err_from_status(st, what);
 }
 
-/* On a process that uses CUDA: a device buffer goes to the device paths (src/cuda/p2p.c), whose
+/* On a process that uses CUDA: a device buffer goes to the device protocol (gpu_send.c), whose
  * result is returned; -1 for a host buffer, which goes on as usual. Out of line: host-only
  * processes never come here. */
 static __attribute__((noinline)) int umpi__send_gpu(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes,
@@ -23,7 +23,7 @@ static __attribute__((noinline)) int umpi__send_gpu(const void *buf, MPI_Count c
     int dev;
     umpi_status_t cst;
     if (umpi_cuda_is_device_buf((const char *) buf + dt->true_lb, dt->contig ? bytes : 1, &dev, &cst))
-        return umpi_cuda_p2p_send(buf, count, dt, bytes, dev, dest, tag, comm, mode, req);
+        return umpi_p2p_gpu_send(buf, count, dt, bytes, dev, dest, tag, comm, mode, req);
     if (cst != UMPI_OK)
         return umpi_err_create(MPI_ERR_BUFFER, "send buffer %p: %s", buf, umpi_status_last_msg());
     return -1;
@@ -44,7 +44,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
     if (umpi_unlikely(umpi_cuda_active) && !umpi_cuda_known_host((const char *) buf + dt->true_lb)) {
         int gerr = umpi__send_gpu(buf, count, dt, bytes, dest, tag, comm, mode, req);
         if (gerr >= 0)
-            return gerr; /* a device buffer, sent by src/cuda/p2p.c (or an error) */
+            return gerr; /* a device buffer, sent by gpu_send.c (or an error) */
     }
 
     /* Contiguous data goes as bytes; other types as an iov list or through the UCX generic
@@ -52,7 +52,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
      * blocking send one on the stack, which lives until the send completes here. */
     const void *data = (const char *) buf + dt->true_lb;
     size_t len = bytes;
-    ucp_datatype_t udt = ucp_dt_make_contig(1);
+    ucp_datatype_t udt = UMPI_UCX_DT_BYTES;
     umpi_request_t view;
     view.tmp = NULL;
     if (umpi_unlikely(!dt->contig)) {
@@ -86,10 +86,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 
     if (req == NULL && ucx_req != NULL) {
         /* Blocking send: wait for UCX's request here, no MPI request needed. */
-        umpi_waiter_t w = {0};
-        ucs_status_t s;
-        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
-            umpi_progress_step(&w);
+        ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }

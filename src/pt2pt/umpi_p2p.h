@@ -13,6 +13,14 @@
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
 
+/* Point-to-point's start and end (p2p_init.c). umpi_p2p_init, at MPI_Init before UCX starts: hands
+ * the netmod its calls back up (completions that need point-to-point) and publishes what the device
+ * protocol's peers must know. umpi_p2p_start, once UCX is up: the device protocol's standing
+ * receive. umpi_p2p_finalize, at MPI_Finalize after the fence, before UCX goes. */
+umpi_status_t umpi_p2p_init(int world_size);
+void umpi_p2p_start(void);
+void umpi_p2p_finalize(void);
+
 /* Starts a send of any mode into req (req may be NULL for a blocking send, which then completes
  * before returning). Returns an MPI error code. */
 int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, int tag, umpi_comm_t *comm,
@@ -20,6 +28,18 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 
 /* Posts a receive into req (req->buf/count/dt/peer/tag/comm already set). */
 int umpi_p2p_irecv_start(umpi_request_t *req);
+
+/* MPI_Recv's request-less waits on a process that uses CUDA, newest first (recv.c): gpu_late.c
+ * hands one the envelope of a longer device message that passed it by, cancelling its UCX receive
+ * and setting `redirected`: it then receives again, through a request. */
+struct umpi_p2p_waiting_recv {
+    struct umpi_p2p_waiting_recv *next;
+    uint32_t context;
+    int source, tag;
+    struct umpi_ucx_recv_wait *wait;
+    int redirected;
+};
+extern struct umpi_p2p_waiting_recv *umpi_p2p_recv_waiting;
 
 /* A new receive request, posted. */
 int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,

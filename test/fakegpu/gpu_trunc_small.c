@@ -1,11 +1,11 @@
 /*
  * A receive of at most UMPI_CUDA_STAGE_THRESH bytes matched by a longer device message (one that
- * travels as an envelope, src/cuda/p2p.c) fails with MPI_ERR_TRUNCATE through the error handler,
- * with the message's length in the status, instead of waiting forever; the sender completes; the
- * next message on the same tag arrives whole; nothing stays in use (mt_finish checks the fake
- * driver). Rank 0 sends 256 KiB from device memory; rank 1 receives with small buffers:
- * blocking and nonblocking, host buffers of 100 bytes (shorter than the envelope itself) and
- * 4 KiB, a 100-byte device buffer, MPI_ANY_SOURCE, MPI_ANY_TAG, after MPI_Probe, MPI_Mprobe +
+ * travels as an envelope, src/pt2pt/umpi_p2p_gpu.h) fails with MPI_ERR_TRUNCATE through the error
+ * handler, with the message's length in the status, instead of waiting forever; the sender
+ * completes; the next message on the same tag arrives whole; nothing stays in use (mt_finish
+ * checks the fake driver). Rank 0 sends 256 KiB from device memory; rank 1 receives with small
+ * buffers: blocking and nonblocking, host buffers of 100 bytes (shorter than the envelope itself)
+ * and 4 KiB, a 100-byte device buffer, MPI_ANY_SOURCE, MPI_ANY_TAG, after MPI_Probe, MPI_Mprobe +
  * MPI_Mrecv, persistent, the receive posted before the message arrives and after it did.
  * 2 ranks; needs device memory (the fakegpu suite, or the gpu suite on a GPU).
  */

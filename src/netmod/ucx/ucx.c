@@ -1,7 +1,9 @@
-/* UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). */
+/*
+ * UCX context, worker, endpoints and the tagged operations of the netmod (see umpi_ucx.h). The
+ * netmod includes no header of the layers above it: arrows that run back up only where a callback
+ * table makes the direction explicit (struct umpi_ucx_upcalls, filled by pt2pt).
+ */
 #include "netmod/ucx/umpi_ucx.h"
-#include "cuda/umpi_cuda_p2p.h"
-#include "pt2pt/umpi_p2p.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,17 @@
 #define UMPI_UCX_ADDR_KEY "umpi.ucx.addr"
 
 struct umpi_ucx umpi_ucx;
+static struct umpi_ucx_upcalls umpi__up;
+
+void umpi_ucx_set_upcalls(const struct umpi_ucx_upcalls *up)
+{
+    umpi__up = *up;
+}
+
+const char *umpi_ucx_version(void)
+{
+    return ucp_get_version_string();
+}
 
 umpi_status_t umpi_ucx_init(int thread_level, int world_size)
 {
@@ -137,45 +150,7 @@ umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us,
     return UMPI_OK;
 }
 
-/* Waits for a request of ours without a callback; NULL: done at once. */
-static umpi_status_t umpi__wait_status(ucs_status_ptr_t sp, const char *what)
-{
-    ucs_status_t st;
-    if (sp == NULL)
-        return UMPI_OK;
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
-    while ((st = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-        ucp_worker_progress(umpi_ucx.worker);
-    ucp_request_free(sp);
-    return st == UCS_OK ? UMPI_OK : umpi_ucx_status(st, what);
-}
-
-/*
- * One empty message each way between this process and peer, on a tag no communicator uses (the
- * internal bit under the last context id), so that the endpoints of both are wired up before
- * anything else: the network estimate leaves rank 0 an endpoint whose wire-up needs the peer's
- * progress, and a peer that made no other call until MPI_Finalize would leave rank 0's final flush
- * waiting for it while it waits in the fence (seen with mpirun across hosts and under srun).
- */
-umpi_status_t umpi_ucx_handshake(int peer, int first)
-{
-    const ucp_tag_t tag = ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) |
-                          UMPI_UCX_INTERNAL_BIT;
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE, .datatype = ucp_dt_make_contig(1)};
-    char out = 0, in = 0;
-    ucp_ep_h ep;
-    umpi_status_t rc = umpi_ucx_ep(peer, &ep);
-    for (int step = 0; step < 2 && rc == UMPI_OK; step++) {
-        if ((step == 0) == (first != 0))
-            rc = umpi__wait_status(ucp_tag_send_nbx(ep, &out, 1, tag, &p), "ucp_tag_send_nbx (wire-up)");
-        else
-            rc = umpi__wait_status(ucp_tag_recv_nbx(umpi_ucx.worker, &in, 1, tag, ~(ucp_tag_t) 0, &p),
-                                   "ucp_tag_recv_nbx (wire-up)");
-    }
-    return rc;
-}
-
+/* The worker's teardown waits here: the engine above has made its last pass. */
 static void umpi__wait_ucx(void *req)
 {
     if (req == NULL || UCS_PTR_IS_ERR(req))
@@ -204,11 +179,12 @@ void umpi_ucx_finalize(void)
     umpi_ucx.eps = NULL;
 }
 
-/* Makes sure everything this process sent has reached its destination (before MPI_Finalize's fence). */
-void umpi_ucx_flush(void)
+umpi_status_t umpi_ucx_flush_start(void **ucx_req)
 {
     ucp_request_param_t p = {.op_attr_mask = 0};
-    umpi__wait_ucx(ucp_worker_flush_nbx(umpi_ucx.worker, &p));
+    ucs_status_ptr_t sp = ucp_worker_flush_nbx(umpi_ucx.worker, &p);
+    *ucx_req = UCS_PTR_IS_PTR(sp) ? sp : NULL;
+    return UCS_PTR_IS_ERR(sp) ? umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_worker_flush_nbx") : UMPI_OK;
 }
 
 /* ---- completion callbacks: run inside ucp_worker_progress, i.e. under the big lock --------------- */
@@ -221,7 +197,7 @@ static void umpi__send_cb(void *ucx_req, ucs_status_t st, void *user_data)
     ucp_request_free(ucx_req);
     r->done = 1;
     if (umpi_unlikely(r->slow_done))
-        umpi_p2p_complete_slow(r);
+        umpi__up.complete_slow(r);
 }
 
 static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info)
@@ -236,21 +212,21 @@ static void umpi__recv_fill(umpi_request_t *r, ucs_status_t st, const ucp_tag_re
     }
 }
 
-/* A receive matched a device message's envelope: its protocol completes r (src/cuda/p2p.c). Out of
- * line, so that the common callback keeps its registers. */
+/* A receive matched a device message's envelope: its protocol completes r (upcall). Out of line,
+ * so that the common callback keeps its registers. */
 static __attribute__((noinline)) void umpi__recv_envelope(void *ucx_req, ucs_status_t st,
                                                           const ucp_tag_recv_info_t *info, umpi_request_t *r)
 {
     ucp_tag_recv_info_t i = *info; /* info lives in ucx_req */
     r->ucx_req = NULL;
     ucp_request_free(ucx_req);
-    umpi_cuda_p2p_envelope(r, st, &i);
+    umpi__up.envelope(r, st, &i);
 }
 
 static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
 {
     umpi_request_t *r = user_data;
-    if (umpi_unlikely(umpi_cuda_is_envelope(info->sender_tag)) && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED)) {
+    if (umpi_unlikely(info->sender_tag & UMPI_UCX_INTERNAL_BIT) && (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED)) {
         umpi__recv_envelope(ucx_req, st, info, r);
         return;
     }
@@ -259,7 +235,7 @@ static void umpi__recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_inf
     ucp_request_free(ucx_req);
     r->done = 1;
     if (umpi_unlikely(r->slow_done))
-        umpi_p2p_complete_slow(r);
+        umpi__up.complete_slow(r);
 }
 
 /* ---- operations ---------------------------------------------------------------------------------- */
@@ -346,16 +322,21 @@ static void umpi__recv_wait_cb(void *ucx_req, ucs_status_t st, const ucp_tag_rec
     w->done = 1;
 }
 
-umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
-                                     struct umpi_ucx_recv_wait *w)
+/* A receive of bytes that completes into w (umpi_ucx_recv_blocking, umpi_ucx_msg_recv_blocking). */
+static inline ucp_request_param_t umpi__recv_wait_param(struct umpi_ucx_recv_wait *w, uint32_t more)
 {
-    ucp_request_param_t p = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
-        .datatype = ucp_dt_make_contig(1),
+    return (ucp_request_param_t){
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | more,
+        .datatype = UMPI_UCX_DT_BYTES,
         .cb.recv = umpi__recv_wait_cb,
         .user_data = w,
     };
+}
+
+umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
+                                     struct umpi_ucx_recv_wait *w)
+{
+    ucp_request_param_t p = umpi__recv_wait_param(w, UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
     w->done = 0;
     ucs_status_ptr_t sp = ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p);
     w->ucx_req = UCS_PTR_IS_ERR(sp) ? NULL : sp;
@@ -366,6 +347,24 @@ umpi_status_t umpi_ucx_recv_blocking(void *buf, size_t len, ucp_tag_t tag, ucp_t
         w->info.sender_tag = tag;
         w->info.length = len;
         w->done = 1;
+    }
+    return UMPI_OK;
+}
+
+umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_h msg, struct umpi_ucx_recv_wait *w)
+{
+    ucp_request_param_t p = umpi__recv_wait_param(w, UCP_OP_ATTR_FIELD_RECV_INFO);
+    p.recv_info.tag_info = &w->info;
+    w->done = 0;
+    w->ucx_req = NULL;
+    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
+    if (UCS_PTR_IS_ERR(sp))
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), "ucp_tag_msg_recv_nbx");
+    if (sp == NULL) {
+        w->status = UCS_OK; /* completed at once: the data is in buf */
+        w->done = 1;
+    } else if (!w->done) {
+        w->ucx_req = sp;
     }
     return UMPI_OK;
 }
@@ -390,6 +389,85 @@ umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp
 void umpi_ucx_cancel(void *ucx_req)
 {
     ucp_request_cancel(umpi_ucx.worker, ucx_req);
+}
+
+/* ---- operations with a completion callback -------------------------------------------------------- */
+
+/* Any address that is no request: the operation is in flight, its callback has not run (it may
+ * run inside the call that starts it). */
+static char umpi__starting;
+
+static void umpi__op_send_cb(void *ucx_req, ucs_status_t st, void *user_data)
+{
+    umpi_ucx_op_t *op = user_data;
+    op->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    op->done(op, st, NULL);
+}
+
+static void umpi__op_recv_cb(void *ucx_req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *user_data)
+{
+    umpi_ucx_op_t *op = user_data;
+    ucp_tag_recv_info_t i;
+    if (info != NULL)
+        i = *info; /* info lives in ucx_req */
+    op->ucx_req = NULL;
+    ucp_request_free(ucx_req);
+    op->done(op, st, info != NULL ? &i : NULL);
+}
+
+static umpi_status_t umpi__op_started(ucs_status_ptr_t sp, umpi_ucx_op_t *op, const ucp_tag_recv_info_t *info,
+                                      const char *what)
+{
+    if (UCS_PTR_IS_ERR(sp)) {
+        op->ucx_req = NULL;
+        return umpi_ucx_status(UCS_PTR_STATUS(sp), what);
+    }
+    if (sp == NULL) {
+        op->ucx_req = NULL;
+        op->done(op, UCS_OK, info);
+    } else if (op->ucx_req == &umpi__starting) {
+        op->ucx_req = sp;
+    }
+    return UMPI_OK;
+}
+
+umpi_status_t umpi_ucx_send_op(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, umpi_ucx_op_t *op)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
+        .cb.send = umpi__op_send_cb,
+        .user_data = op,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_send_nbx(ep, buf, len, tag, &p), op, NULL, "ucp_tag_send_nbx");
+}
+
+umpi_status_t umpi_ucx_recv_op(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_ucx_op_t *op)
+{
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
+        .cb.recv = umpi__op_recv_cb,
+        .user_data = op,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_recv_nbx(umpi_ucx.worker, buf, len, tag, mask, &p), op, NULL,
+                            "ucp_tag_recv_nbx");
+}
+
+umpi_status_t umpi_ucx_msg_recv_op(void *buf, size_t len, ucp_tag_message_h msg, const ucp_tag_recv_info_t *probed,
+                                   umpi_ucx_op_t *op)
+{
+    ucp_tag_recv_info_t info = *probed;
+    ucp_request_param_t p = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .cb.recv = umpi__op_recv_cb,
+        .user_data = op,
+        .recv_info.tag_info = &info,
+    };
+    op->ucx_req = &umpi__starting;
+    return umpi__op_started(ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p), op, probed,
+                            "ucp_tag_msg_recv_nbx");
 }
 
 /* ---- light operations (collective schedules) ------------------------------------------------------ */

@@ -14,10 +14,10 @@
  *   +----------------------+----------------------+----+--------------------------------+
  *   I: internal bit, set only by umpi's own protocols. On a collective context (odd id) it marks
  *      internal traffic, which MPI receives never see. On a point-to-point context (even id) it
- *      marks the envelope of a large device-buffer message (src/cuda/p2p.c): on a process that
- *      uses CUDA, receives longer than the envelope threshold (and probes) clear it from their
- *      mask, so that an envelope matches what its message would; all other receives compare it
- *      (UCX hashes only receives whose mask is full).
+ *      marks the envelope of a large device-buffer message (src/pt2pt/umpi_p2p_gpu.h): on a
+ *      process that uses CUDA, receives longer than the envelope threshold (and probes) clear it
+ *      from their mask, so that an envelope matches what its message would; all other receives
+ *      compare it (UCX hashes only receives whose mask is full).
  *   MPI_TAG_UB = 2^23 - 1. Source is the sender's rank in the communicator.
  */
 #ifndef UMPI_UCX_H
@@ -42,6 +42,11 @@
 _Static_assert(UMPI_UCX_CONTEXT_SHIFT + UMPI_UCX_CONTEXT_BITS == 64, "tag layout must fill 64 bits");
 _Static_assert(UMPI_UCX_TAG_BITS <= 31, "MPI tags are C ints");
 
+/* UCX's datatypes as the layers above name them: contiguous bytes, and an iov list (the generic
+ * datatype of umpi's engine is umpi_ucx.dt_generic). */
+#define UMPI_UCX_DT_BYTES ucp_dt_make_contig(1)
+#define UMPI_UCX_DT_IOV   ucp_dt_make_iov()
+
 struct umpi_ucx {
     ucp_context_h context;
     ucp_worker_h worker;
@@ -63,6 +68,9 @@ void umpi_ucx_finalize(void);
 umpi_status_t umpi_ucx_vm_watch(void (*changed)(uintptr_t start, size_t len));
 void umpi_ucx_vm_unwatch(void);
 
+/* UCX's version at run time (umpi_info). */
+const char *umpi_ucx_version(void) UMPI_EXPORT;
+
 /* Translates a UCX status into ours, recording "<what>: <UCX's text>" as the cause. */
 umpi_status_t umpi_ucx_status(ucs_status_t st, const char *what);
 
@@ -72,8 +80,15 @@ umpi_status_t umpi_ucx_ep_create(int world_rank, ucp_ep_h *ep);
  * sent) of the time one message of each size in sizes[0..n-1] takes to world_rank, in us; the
  * endpoint is created if it was not. */
 umpi_status_t umpi_ucx_estimate(int world_rank, const size_t *sizes, double *us, int n);
-/* One empty message each way with peer (first: this process sends first), wiring up both ends. */
-umpi_status_t umpi_ucx_handshake(int peer, int first);
+/* A tag no communicator uses (the internal bit under the last context id), for one empty message
+ * each way that wires up both ends of an endpoint (coll/select.c says when that is needed). */
+static inline ucp_tag_t umpi_ucx_wireup_tag(void)
+{
+    return ((ucp_tag_t) ((1u << UMPI_UCX_CONTEXT_BITS) - 1) << UMPI_UCX_CONTEXT_SHIFT) | UMPI_UCX_INTERNAL_BIT;
+}
+/* Starts making sure that everything this process sent has reached its destination (MPI_Finalize,
+ * before its fence): *ucx_req to wait for (umpi_ucx_test_send), NULL when nothing is in flight. */
+umpi_status_t umpi_ucx_flush_start(void **ucx_req);
 
 /* The endpoint to a world rank, created on first use. */
 static inline umpi_status_t umpi_ucx_ep(int world_rank, ucp_ep_h *ep)
@@ -124,6 +139,25 @@ static inline unsigned umpi_ucx_progress(void)
 }
 
 /*
+ * Calls back up, into point-to-point: arrows that run back up only where a callback table makes
+ * the direction explicit. pt2pt fills it at MPI_Init (umpi_p2p_init), before any operation. The
+ * host fast path makes no indirect call: both are off its way.
+ *   complete_slow  a request completed whose completion needs more than its done flag
+ *                  (r->slow_done: a buffered send's segment, a request the user freed)
+ *   envelope       a receive with a request matched a message with the internal bit on a
+ *                  point-to-point context: a device message's envelope, whose protocol takes r
+ *                  over and completes it (src/pt2pt/umpi_p2p_gpu.h); st UCS_OK, or
+ *                  UCS_ERR_MESSAGE_TRUNCATED when the envelope itself did not fit. UCX's request
+ *                  is freed already; info is a copy.
+ * Both run inside umpi_progress(), or inside the call that started the operation.
+ */
+struct umpi_ucx_upcalls {
+    void (*complete_slow)(umpi_request_t *r);
+    void (*envelope)(umpi_request_t *r, ucs_status_t st, const ucp_tag_recv_info_t *info);
+};
+void umpi_ucx_set_upcalls(const struct umpi_ucx_upcalls *up);
+
+/*
  * Operations. Each either completes at once (req->done = 1, status filled for receives) or leaves
  * a UCX request in flight (*ucx_req) that completes into req (req->done, req->status,
  * req->net_status) from inside umpi_progress(). Sends take req == NULL for blocking calls: the
@@ -137,12 +171,12 @@ umpi_status_t umpi_ucx_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp_tag
 static inline umpi_status_t umpi_ucx_send(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, int sync,
                                           umpi_request_t *req, void **ucx_req)
 {
-    return umpi_ucx_send_dt(ep, buf, len, ucp_dt_make_contig(1), tag, sync, req, ucx_req);
+    return umpi_ucx_send_dt(ep, buf, len, UMPI_UCX_DT_BYTES, tag, sync, req, ucx_req);
 }
 static inline umpi_status_t umpi_ucx_recv(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask,
                                           umpi_request_t *req, void **ucx_req)
 {
-    return umpi_ucx_recv_dt(buf, len, ucp_dt_make_contig(1), tag, mask, req, ucx_req);
+    return umpi_ucx_recv_dt(buf, len, UMPI_UCX_DT_BYTES, tag, mask, req, ucx_req);
 }
 
 /*
@@ -169,7 +203,19 @@ umpi_status_t umpi_ucx_msg_recv_dt(void *buf, size_t len, ucp_datatype_t dt, ucp
 static inline umpi_status_t umpi_ucx_msg_recv(void *buf, size_t len, ucp_tag_message_h msg, umpi_request_t *req,
                                               void **ucx_req, ucp_tag_recv_info_t *info)
 {
-    return umpi_ucx_msg_recv_dt(buf, len, ucp_dt_make_contig(1), msg, req, ucx_req, info);
+    return umpi_ucx_msg_recv_dt(buf, len, UMPI_UCX_DT_BYTES, msg, req, ucx_req, info);
+}
+
+/* The same for a matched message (umpi_ucx_probe with remove), whose length the probe told. */
+umpi_status_t umpi_ucx_msg_recv_blocking(void *buf, size_t len, ucp_tag_message_h msg,
+                                         struct umpi_ucx_recv_wait *w);
+
+/* UCX's probe of its unexpected queue: the first message matching (tag, mask), NULL when none;
+ * info: its sender tag and length. With remove the message leaves the queue, to be received
+ * with umpi_ucx_msg_recv*. */
+static inline ucp_tag_message_h umpi_ucx_probe(ucp_tag_t tag, ucp_tag_t mask, int remove, ucp_tag_recv_info_t *info)
+{
+    return ucp_tag_probe_nb(umpi_ucx.worker, tag, mask, remove, info);
 }
 
 /* Completion test of a request returned to a blocking caller; frees it when complete. */
@@ -184,10 +230,41 @@ static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
 void umpi_ucx_cancel(void *ucx_req);
 
 /*
+ * Operations with a completion callback, for a protocol that keeps state of its own (the device
+ * protocol, src/pt2pt/gpu_*.c). The caller owns the record, one per operation in flight, and sets
+ * done and user; the netmod calls done exactly once, inside the call when the operation completes
+ * at once, else from umpi_progress() (under the big lock), and frees UCX's request itself. info:
+ * a receive's sender tag and length (NULL for sends). An error returned: the operation did not
+ * start and done is not called. done may start other operations, but not on its own record.
+ */
+typedef struct umpi_ucx_op umpi_ucx_op_t;
+struct umpi_ucx_op {
+    void (*done)(umpi_ucx_op_t *op, ucs_status_t st, const ucp_tag_recv_info_t *info);
+    void *user;
+    void *ucx_req;            /* UCX's request while in flight (umpi_ucx_cancel_op), else NULL */
+};
+umpi_status_t umpi_ucx_send_op(ucp_ep_h ep, const void *buf, size_t len, ucp_tag_t tag, umpi_ucx_op_t *op);
+/* Receives deny immediate completion (as umpi_ucx_recv_dt does): info always comes from UCX. */
+umpi_status_t umpi_ucx_recv_op(void *buf, size_t len, ucp_tag_t tag, ucp_tag_t mask, umpi_ucx_op_t *op);
+/* A matched message; probed: what the probe told of it (sender tag, length), which done gets when
+ * the receive completes at once (UCX reports nothing then). */
+umpi_status_t umpi_ucx_msg_recv_op(void *buf, size_t len, ucp_tag_message_h msg, const ucp_tag_recv_info_t *probed,
+                                   umpi_ucx_op_t *op);
+/* Cancels op if it is in flight: done then reports UCS_ERR_CANCELED (or the completion that
+ * came first). */
+static inline void umpi_ucx_cancel_op(umpi_ucx_op_t *op)
+{
+    if (op->ucx_req != NULL)
+        umpi_ucx_cancel(op->ucx_req);
+}
+
+/*
  * Light operations for collective schedules: no umpi_request_t, no status. Each completion
  * decrements the shared counter (counter->pending, incremented here while the operation is in
  * flight) and, on failure, records the UCX status in the record and counts it in counter->failed.
  * Operations that complete inside the call leave pending unchanged. Cancelled only by coll/pair.c.
+ * Several operations may share one record where only how many are left and whether one failed
+ * matter (the device protocol's chunks landing in place): status is then one failure's.
  */
 typedef struct umpi_ucx_counter {
     int pending;

@@ -1,44 +1,38 @@
 /*
- * Probes meeting device messages (interface: umpi_cuda_p2p.h): the envelope a matched probe
+ * Probes meeting device messages (interface: umpi_p2p_gpu.h): the envelope a matched probe
  * removes is read at once, and MPI_Probe / MPI_Iprobe hold the messages they take out of UCX's
  * queue (why: below).
  */
-#include "cuda/umpi_cuda_p2p.h"
-#include "cuda/umpi_cuda_p2p_wire.h"
+#include "pt2pt/gpu_xfer.h"
+#include "core/umpi_progress.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- probed messages ------------------------------------------------------------------------ */
 
-/* Receives a matched (probed) message that is small into buf, waiting here. */
-umpi_status_t umpi_cuda_p2p_msg_recv_now(void *buf, size_t len, ucp_tag_message_h msg)
+/* Receives a matched (probed) message that is small into buf, waiting here: its bytes are here or
+ * arriving. The wait is atomic (umpi_progress_wait_atomic): umpi_p2p_gpu_hold reads an envelope
+ * while the older messages it took wait to be held behind it, and nothing may receive past them. */
+umpi_status_t umpi_p2p_gpu_recv_probed(void *buf, size_t len, ucp_tag_message_h msg)
 {
-    ucp_tag_recv_info_t info;
-    ucp_request_param_t p = { .op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO, .recv_info.tag_info = &info };
-    ucs_status_ptr_t sp = ucp_tag_msg_recv_nbx(umpi_ucx.worker, buf, len, msg, &p);
-    if (UCS_PTR_IS_ERR(sp))
-        return umpi_ucx_status(UCS_PTR_STATUS(sp), "receiving a device-message envelope");
-    if (sp != NULL) {
-        ucs_status_t s;
-        while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-            ucp_worker_progress(umpi_ucx.worker);
-        ucp_request_free(sp);
-        if (s != UCS_OK)
-            return umpi_ucx_status(s, "receiving a device-message envelope");
-    }
-    return UMPI_OK;
+    struct umpi_ucx_recv_wait w;
+    umpi_status_t st = umpi_ucx_msg_recv_blocking(buf, len, msg, &w);
+    if (st != UMPI_OK)
+        return st;
+    umpi_progress_wait_atomic(&w.done);
+    return w.status == UCS_OK ? UMPI_OK : umpi_ucx_status(w.status, "receiving a device-message envelope");
 }
 
-umpi_status_t umpi_cuda_p2p_probed_envelope(umpi_request_t *msgreq, ucp_tag_message_h msg,
-                                            const ucp_tag_recv_info_t *info, size_t *length)
+umpi_status_t umpi_p2p_gpu_probed_envelope(umpi_request_t *msgreq, ucp_tag_message_h msg,
+                                           const ucp_tag_recv_info_t *info, size_t *length)
 {
-    struct umpi_cuda_rts *e = calloc(1, info->length > sizeof(*e) ? info->length : sizeof(*e));
+    struct umpi_p2p_gpu_envelope *e = calloc(1, info->length > sizeof(*e) ? info->length : sizeof(*e));
     if (e == NULL) {
         umpi_status_msg("out of memory reading a device-message envelope");
         return UMPI_ERR_NOMEM;
     }
-    umpi_status_t st = umpi_cuda_p2p_msg_recv_now(e, info->length, msg);
+    umpi_status_t st = umpi_p2p_gpu_recv_probed(e, info->length, msg);
     if (st != UMPI_OK) {
         free(e);
         return st;
@@ -49,55 +43,55 @@ umpi_status_t umpi_cuda_p2p_probed_envelope(umpi_request_t *msgreq, ucp_tag_mess
     return UMPI_OK;
 }
 
-/* ---- messages pulled out of UCX's queue by a probe ------------------------------------------
+/* ---- messages held: taken out of UCX's queue by a probe -------------------------------------
  *
  * MPI_Probe and MPI_Iprobe must report a message's length, and an envelope's UCX length is not its
  * message's. So a probe that meets an envelope takes it out of UCX's unexpected queue (reading
  * its header), and with it every older message of the same sender on that context: were a later
  * receive to find the envelope here first while an older message of that sender that it also
  * matches stayed in UCX, the two would be received out of order. Receives, probes and matched
- * probes look here before UCX while anything is held (one test of umpi_cuda_pulled_count
+ * probes look here before UCX while anything is held (one test of umpi_p2p_gpu_held_count
  * otherwise). Messages held are matched handles: UCX keeps their eager data, and rendezvous
  * senders wait, until they are received. Nothing posted earlier can match them (it would have
  * taken them when they arrived), so checking here first keeps MPI's order. */
 
-struct umpi__pulled {
-    struct umpi__pulled *next;
+struct umpi__held {
+    struct umpi__held *next;
     uint32_t context;
     ucp_tag_t tag;              /* the sender's tag (envelope bit included) */
     size_t length;              /* the message's length (an envelope's: its message's) */
     ucp_tag_message_h msg;      /* plain messages: to receive; NULL for envelopes */
-    struct umpi_cuda_rts *env;      /* envelopes: read already */
+    struct umpi_p2p_gpu_envelope *env; /* envelopes: read already */
 };
 
-size_t umpi_cuda_pulled_count;
-static struct umpi__pulled *umpi__pulled_head, **umpi__pulled_tail = &umpi__pulled_head;
+size_t umpi_p2p_gpu_held_count;
+static struct umpi__held *umpi__held_head, **umpi__held_tail = &umpi__held_head;
 
-void umpi_cuda_p2p_held_finalize(void)
+void umpi_p2p_gpu_held_finalize(void)
 {
-    while (umpi__pulled_head != NULL) {
-        struct umpi__pulled *e = umpi__pulled_head;
-        umpi__pulled_head = e->next;
+    while (umpi__held_head != NULL) {
+        struct umpi__held *e = umpi__held_head;
+        umpi__held_head = e->next;
         umpi_debug(1, "cuda: a probed message of %zu bytes was never received", e->length);
         free(e->env);
         free(e);
     }
-    umpi__pulled_tail = &umpi__pulled_head;
-    umpi_cuda_pulled_count = 0;
+    umpi__held_tail = &umpi__held_head;
+    umpi_p2p_gpu_held_count = 0;
 }
 
 static int umpi__tag_matches(ucp_tag_t t, uint32_t context, int source, int tag)
 {
     ucp_tag_t want, mask;
     umpi_ucx_recv_tag(context, source, tag, &want, &mask);
-    return ((t ^ want) & mask & ~UMPI_CUDA_ENVELOPE_BIT) == 0;
+    return ((t ^ want) & mask & ~UMPI_P2P_GPU_ENVELOPE_BIT) == 0;
 }
 
-int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_tag_t *sender_tag, size_t *length,
-                          ucp_tag_message_h *msg, void **env)
+int umpi_p2p_gpu_held_find(uint32_t context, int source, int tag, int take, ucp_tag_t *sender_tag, size_t *length,
+                           ucp_tag_message_h *msg, void **env)
 {
-    for (struct umpi__pulled **pp = &umpi__pulled_head; *pp != NULL; pp = &(*pp)->next) {
-        struct umpi__pulled *e = *pp;
+    for (struct umpi__held **pp = &umpi__held_head; *pp != NULL; pp = &(*pp)->next) {
+        struct umpi__held *e = *pp;
         if (e->context != context || !umpi__tag_matches(e->tag, context, source, tag))
             continue;
         *sender_tag = e->tag;
@@ -106,9 +100,9 @@ int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_t
             *msg = e->msg;
             *env = e->env;
             *pp = e->next;
-            if (umpi__pulled_tail == &e->next)
-                umpi__pulled_tail = pp;
-            umpi_cuda_pulled_count--;
+            if (umpi__held_tail == &e->next)
+                umpi__held_tail = pp;
+            umpi_p2p_gpu_held_count--;
             free(e);
         }
         return 1;
@@ -116,7 +110,7 @@ int umpi_cuda_pulled_find(uint32_t context, int source, int tag, int take, ucp_t
     return 0;
 }
 
-umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found)
+umpi_status_t umpi_p2p_gpu_hold(uint32_t context, int source, int tag, const ucp_tag_recv_info_t *found)
 {
     int sender = umpi_ucx_tag_source(found->sender_tag);
     ucp_tag_t from = (ucp_tag_t) context << UMPI_UCX_CONTEXT_SHIFT |
@@ -124,28 +118,28 @@ umpi_status_t umpi_cuda_pull(uint32_t context, int source, int tag, const ucp_ta
     ucp_tag_t mask = ~(UMPI_UCX_TAG_MASK | UMPI_UCX_INTERNAL_BIT);
     for (;;) {
         ucp_tag_recv_info_t info;
-        ucp_tag_message_h m = ucp_tag_probe_nb(umpi_ucx.worker, from, mask, 1, &info);
+        ucp_tag_message_h m = umpi_ucx_probe(from, mask, 1, &info);
         if (m == NULL) {
             umpi_status_msg("a probed device-message envelope left UCX's queue");
             return UMPI_ERR_INTERN;
         }
-        struct umpi__pulled *e = calloc(1, sizeof(*e));
+        struct umpi__held *e = calloc(1, sizeof(*e));
         if (e == NULL)
             umpi_die(1, "out of memory holding a probed message");
         e->context = context;
         e->tag = info.sender_tag;
         e->length = info.length;
-        if (umpi_cuda_is_envelope(info.sender_tag)) {
+        if (umpi_p2p_gpu_is_envelope(info.sender_tag)) {
             e->env = calloc(1, info.length > sizeof(*e->env) ? info.length : sizeof(*e->env));
-            if (e->env == NULL || umpi_cuda_p2p_msg_recv_now(e->env, info.length, m) != UMPI_OK)
+            if (e->env == NULL || umpi_p2p_gpu_recv_probed(e->env, info.length, m) != UMPI_OK)
                 umpi_die(1, "reading a probed device-message envelope failed: %s", umpi_status_last_msg());
             e->length = (size_t) e->env->bytes;
         } else {
             e->msg = m;
         }
-        *umpi__pulled_tail = e;
-        umpi__pulled_tail = &e->next;
-        umpi_cuda_pulled_count++;
+        *umpi__held_tail = e;
+        umpi__held_tail = &e->next;
+        umpi_p2p_gpu_held_count++;
         umpi_debug(2, "cuda: probe: message of %zu bytes from rank %d tag %d held for a later receive%s", e->length,
                    sender, umpi_ucx_tag_tag(e->tag), e->env ? " (device-message envelope)" : "");
         if (e->env != NULL && umpi__tag_matches(e->tag, context, source, tag))
