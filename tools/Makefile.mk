@@ -2,7 +2,7 @@
 
 # ---- mpirun / mpiexec: the single-machine launcher (PMIx server + libevent loop) ----------------
 bin_PROGRAMS += mpirun
-mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/server.c \
+mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/error.c tools/mpirun/server.c \
 	tools/mpirun/launch.c tools/mpirun/iof.c
 # issue 6: across machines (hosts and mapping, the launch tree, its messages, the daemons). The
 # knob table (UMPI_LAUNCH_*) is compiled in from src/core/knobs.c rather than linked from libmpi,

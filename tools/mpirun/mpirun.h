@@ -14,7 +14,8 @@
  * launch agent such as ssh); the processes form a tree in which each serves PMIx to its node's
  * ranks, forks them, and relays messages between its children and its parent.
  *
- *   main.c     options, then start -> run -> stop
+ *   main.c     options, then start -> run -> stop (the top: no other file calls into it)
+ *   error.c    messages to the user (every file reports through it; it calls none of them)
  *   hosts.c    --host / --hostfile parsing and the mapping of ranks to nodes
  *   server.c   PMIx server: init, namespace and client registration, the module upcalls, notes
  *   launch.c   fork/exec of the ranks, signals, child exit, ending the job
@@ -38,6 +39,14 @@ struct event_base;
 struct event;
 struct hwloc_topology;
 struct hwloc_bitmap_s;
+
+/* ---- messages to the user (error.c) ---------------------------------------------------------- */
+
+/* How this process names itself in messages: argv[0]'s basename at the head (main.c sets it),
+ * "mpirun (daemon on HOST)" in a daemon (daemon.c). */
+extern const char *mpirun_name;
+/* Writes "NAME: message" and a newline to stderr. */
+void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- process binding (bind.c) ---------------------------------------------------------------- */
 
@@ -231,8 +240,6 @@ static inline int mpirun_is_opt(const char *arg, const char *name)
     return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
 
-extern const char *mpirun_name;   /* argv[0]'s basename, for messages */
-
 /* ---- server.c --------------------------------------------------------------------------------- */
 
 int mpirun_server_start(struct mpirun_job *job);
@@ -350,7 +357,5 @@ int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
  * --launcher and its value taken out of argv; otherwise mpirun's exit status (a bad option, or
  * srun could not be run). */
 int mpirun_slurm_handover(int *argc, char **argv);
-
-void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
