@@ -8,7 +8,8 @@ mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/error.c 
 # knob table (UMPI_LAUNCH_*) is compiled in from src/core/knobs.c rather than linked from libmpi,
 # which would load UCX into every mpirun.
 mpirun_SOURCES += tools/mpirun/hosts.c tools/mpirun/wire.h tools/mpirun/wire.c \
-	tools/mpirun/tree.c tools/mpirun/daemon.c src/core/knobs.c
+	tools/mpirun/tree.h tools/mpirun/tree_spawn.c tools/mpirun/tree_route.c tools/mpirun/tree_end.c \
+	tools/mpirun/tree_conn.c tools/mpirun/daemon.c src/core/knobs.c
 mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS) $(HWLOC_CFLAGS)
 mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS) $(HWLOC_LIBS) -lpthread
 dist_man1_MANS += man/man1/mpirun.1

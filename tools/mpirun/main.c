@@ -1,6 +1,6 @@
 /*
  * mpirun / mpiexec: command line, then start the PMIx server, launch, wait, clean up; across
- * machines (--host, --hostfile) the same after starting the launch tree (tree.c). Also the entry
+ * machines (--host, --hostfile) the same after starting the launch tree (tree.h). Also the entry
  * of the tree's daemons (--umpi-daemon, daemon.c).
  */
 #ifdef HAVE_CONFIG_H
