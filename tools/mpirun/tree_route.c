@@ -37,7 +37,8 @@ static void fence_release(struct mpirun_tree *t, const char *data, size_t len)
     t->fence_seq++;
 }
 
-/* Sends our gather on once our own node's part and every child's are in. */
+/* Once our own node's part (if we fork ranks) and every child's are in: a daemon sends the gather
+ * up; at the head it is the result. */
 static void fence_check(struct mpirun_tree *t)
 {
     struct mpirun_job *job = t->job;
