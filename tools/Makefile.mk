@@ -1,14 +1,17 @@
 # tools: build fragment (included by the top Makefile.am)
 
-# ---- mpirun / mpiexec: the single-machine launcher (PMIx server + libevent loop) ----------------
+# ---- mpirun / mpiexec: the launcher (tools/mpirun/mpirun.h says what each file does) ------------
+# On one machine a PMIx server and a libevent loop; across machines (--host, --hostfile) also the
+# launch tree of daemons; inside a Slurm allocation it hands the job to srun. The knob table
+# (UMPI_LAUNCH_*) is compiled in from src/core/knobs.c rather than linked from libmpi, which would
+# load UCX into every mpirun.
 bin_PROGRAMS += mpirun
-mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/server.c \
-	tools/mpirun/launch.c tools/mpirun/iof.c
-# issue 6: across machines (hosts and mapping, the launch tree, its messages, the daemons). The
-# knob table (UMPI_LAUNCH_*) is compiled in from src/core/knobs.c rather than linked from libmpi,
-# which would load UCX into every mpirun.
-mpirun_SOURCES += tools/mpirun/hosts.c tools/mpirun/wire.h tools/mpirun/wire.c \
-	tools/mpirun/tree.c tools/mpirun/daemon.c src/core/knobs.c
+mpirun_SOURCES = tools/mpirun/mpirun.h tools/mpirun/main.c tools/mpirun/error.c \
+	tools/mpirun/server.c tools/mpirun/launch.c tools/mpirun/iof.c tools/mpirun/bind.c \
+	tools/mpirun/hosts.c tools/mpirun/wire.h tools/mpirun/wire.c \
+	tools/mpirun/tree.h tools/mpirun/tree_spawn.c tools/mpirun/tree_route.c \
+	tools/mpirun/tree_end.c tools/mpirun/tree_conn.c tools/mpirun/daemon.c \
+	tools/mpirun/slurm.c src/core/knobs.c
 mpirun_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CFLAGS) $(LIBEVENT_CFLAGS) $(HWLOC_CFLAGS)
 mpirun_LDADD = $(PMIX_LIBS) $(LIBEVENT_LIBS) $(HWLOC_LIBS) -lpthread
 dist_man1_MANS += man/man1/mpirun.1
@@ -38,10 +41,3 @@ tools_umpi_info_LDADD = libmpi.la $(PMIX_LIBS)
 tools_umpi_info_LDFLAGS = -Wl,-rpath,'$$ORIGIN/../lib'
 
 dist_man1_MANS += man/man1/mpicc.1 man/man1/mpicxx.1 man/man1/umpi_info.1
-
-# --- issue 6, part bind: process binding in mpirun (hwloc) ---
-mpirun_SOURCES += tools/mpirun/bind.c
-mpirun_CPPFLAGS += $(HWLOC_CFLAGS)
-mpirun_LDADD += $(HWLOC_LIBS)
-# --- issue 6, part bed: mpirun inside a Slurm allocation hands the job to srun (tools/mpirun/slurm.c) ---
-mpirun_SOURCES += tools/mpirun/slurm.c

@@ -1,9 +1,9 @@
 #!/bin/sh
-# The launch tree's TCP over IPv6 as well as IPv4 (tools/mpirun/tree.c, daemon.c): each "host" is a
-# daemon on this machine (an agent like local_agent.sh that also records the daemon's command
+# The launch tree's TCP over IPv6 as well as IPv4 (tools/mpirun/tree_spawn.c, daemon.c): each "host"
+# is a daemon on this machine (an agent like local_agent.sh that also records the daemon's command
 # line). Checks the addresses mpirun offers its daemons (IPv4 first, then IPv6 without link-local
-# ones, loopback last), jobs whose daemons connect back through UMPI_LAUNCH_ADDRESS given as ::1,
-# as a name and as 127.0.0.1, and that an address no daemon can reach ends the job naming it.
+# ones, loopback last), jobs whose daemons connect back through UMPI_LAUNCH_ADDRESS given as ::1, as
+# a name and as 127.0.0.1, and that an address no daemon can reach ends the job naming it.
 . "$(dirname "$0")/common.sh"
 build hello
 AGENT=$WORK/uri_agent

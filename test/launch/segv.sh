@@ -18,7 +18,9 @@ for i in $(seq 1 50); do
     sleep 0.1
 done
 procs=$(ps -eo pid=,args=)
-victim=$(printf '%s\n' "$procs" | grep -F "$WORK/sleeper" | grep -v mpirun | awk 'NR == 1 {print $1}')
+# A rank is the process whose program is the sleeper (mpirun's line names it too, as an argument;
+# and the scratch folder's path may hold the word "mpirun").
+victim=$(printf '%s\n' "$procs" | awk -v prog="$WORK/sleeper" '$2 == prog {print $1; exit}')
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $mp
 RC=$?

@@ -18,7 +18,7 @@
 
 #include "unit.h"
 
-/* What main.c provides to bind.c. */
+/* What error.c provides to bind.c, in a version that keeps the last message for the checks. */
 const char *mpirun_name = "mpirun";
 static char last_error[1024];
 

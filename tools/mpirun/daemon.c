@@ -1,6 +1,6 @@
 /*
  * A daemon of the launch tree: `mpirun --umpi-daemon ADDRS:PORT VERTEX TOKEN`, as the launch
- * agent of its parent started it on this host (tree.c explains the tree).
+ * agent of its parent started it on this host (tree.h explains the tree).
  *
  * It reaches its parent (trying each address in turn, IPv4 or IPv6: some may be unreachable
  * from here, or even name an interface of this very host), says HELLO, receives the job
@@ -262,7 +262,7 @@ int mpirun_daemon_main(int argc, char **argv)
         return 1;
     }
 
-    /* The map, as the head computed it, and this vertex's node in it (tree.c's numbering). */
+    /* The map, as the head computed it, and this vertex's node in it (tree_spawn.c's numbering). */
     if (mpirun_map_compute(&d.hosts, &d.mapping, d.np, &job.map, err, sizeof(err)) < 0) {
         mpirun_error("%s", err);
         return 1;

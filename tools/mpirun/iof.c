@@ -5,7 +5,8 @@
  * the last newline wait for the rest of their line. With --tag-output each line gets "[rank] "
  * ("[rank@host] " across machines). A line longer than MAX_PENDING is passed on in pieces rather
  * than held without bound, and a partial last line is passed on when its pipe closes (or when the
- * job ends). A daemon sends the same pieces to the head (tree.c), which writes them as its own.
+ * job ends). A daemon sends the same pieces to the head (tree_route.c), which writes them as its
+ * own.
  */
 #include "mpirun.h"
 

@@ -8,7 +8,7 @@
  * (so its own children die with it) and asks the kernel for SIGKILL if mpirun dies (so no rank
  * outlives an mpirun killed with -9).
  *
- * Across machines each process of the tree (tree.c) does this for the ranks of its own node; the
+ * Across machines each process of the tree (tree.h) does this for the ranks of its own node; the
  * head alone judges exits and decides the job's end, from what the daemons report: a daemon
  * settles a rank's exit as below and passes it up instead of judging it, and the head's END
  * reaches every daemon, which terminates its ranks in the same way.
@@ -183,7 +183,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 
 void mpirun_maybe_done(struct mpirun_job *job)
 {
-    /* A daemon runs until the head says the job is over (tree.c). */
+    /* A daemon runs until the head says the job is over (tree_end.c). */
     if (job->vertex > 0)
         mpirun_tree_check_done(job);
     else if (job->nrunning == 0 && job->npending == 0)

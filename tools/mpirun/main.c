@@ -1,6 +1,6 @@
 /*
  * mpirun / mpiexec: command line, then start the PMIx server, launch, wait, clean up; across
- * machines (--host, --hostfile) the same after starting the launch tree (tree.c). Also the entry
+ * machines (--host, --hostfile) the same after starting the launch tree (tree.h). Also the entry
  * of the tree's daemons (--umpi-daemon, daemon.c).
  */
 #ifdef HAVE_CONFIG_H
@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,18 +29,6 @@
 #define MAX_RANKS MPIRUN_MAX_RANKS
 
 extern char **environ;
-const char *mpirun_name = "mpirun";
-
-void mpirun_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "%s: ", mpirun_name);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
 
 static void usage(FILE *f)
 {
@@ -389,19 +376,6 @@ static int parse_args(int argc, char **argv, struct mpirun_job *job, struct host
         }
     }
     return i < argc ? i : 0;
-}
-
-/* src/core/knobs.c, compiled into mpirun for the launcher's knobs, reports a malformed value
- * through this (libmpi's own writes "umpi[rank] ..."). */
-void umpi_log(const char *what, const char *fmt, ...)
-{
-    va_list ap;
-
-    fprintf(stderr, "%s %s: ", mpirun_name, what);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
 }
 
 /* A knob of the launcher, from the one table (src/core/umpi_knobs.def), already loaded. */

@@ -9,20 +9,26 @@
  *                 abort, fence). Those upcalls only answer PMIx and post a note for the main thread.
  *
  * On one machine (no --host/--hostfile) mpirun is the only process: it serves PMIx to its ranks,
- * forks them and ends the job. Across machines (tree.c) the same program runs as the head (the
+ * forks them and ends the job. Across machines (tree.h) the same program runs as the head (the
  * user's mpirun) and as one daemon per other node (`mpirun --umpi-daemon ...`, started through a
  * launch agent such as ssh); the processes form a tree in which each serves PMIx to its node's
  * ranks, forks them, and relays messages between its children and its parent.
  *
- *   main.c     options, then start -> run -> stop
- *   hosts.c    --host / --hostfile parsing and the mapping of ranks to nodes
- *   server.c   PMIx server: init, namespace and client registration, the module upcalls, notes
- *   launch.c   fork/exec of the ranks, signals, child exit, ending the job
- *   iof.c      stdout/stderr forwarding line by line (--tag-output) and stdin to rank 0
- *   bind.c     process binding (hwloc): --bind-to, --map-by, --report-bindings, --cpu-set
- *   wire.c     the tree's messages: framing, encoding, the job description
- *   tree.c     the tree: agents, links, routing, fences, failures (head and daemons alike)
- *   daemon.c   a daemon's start: reach the parent, receive the job, run it
+ *   main.c        options, then start -> run -> stop (the top: no other file calls into it)
+ *   error.c       messages to the user (every file reports through it; it calls none of them)
+ *   hosts.c       --host / --hostfile parsing and the mapping of ranks to nodes
+ *   server.c      PMIx server: init, namespace and client registration, the module upcalls, notes
+ *   launch.c      fork/exec of the ranks, signals, child exit, ending the job
+ *   iof.c         stdout/stderr forwarding line by line (--tag-output) and stdin to rank 0
+ *   bind.c        process binding (hwloc): --bind-to, --map-by, --report-bindings, --cpu-set
+ *   wire.c        the tree's messages: framing, encoding, the job description
+ *   tree.h        the tree (head and daemons alike): how it works, its state, its four files:
+ *   tree_spawn.c  starting daemons through the launch agent; children connecting back
+ *   tree_route.c  messages up and down the tree; PMIx fences across nodes
+ *   tree_end.c    lost daemons and the end: END, SHUTDOWN, BYE, agents reaped
+ *   tree_conn.c   the tree's sockets: frames written and cut, flow control, closing
+ *   daemon.c      a daemon's start: reach the parent, receive the job, run it
+ *   slurm.c       inside a Slurm allocation: the job handed to srun, options translated
  */
 #ifndef MPIRUN_H
 #define MPIRUN_H
@@ -34,10 +40,19 @@
 #include <sys/types.h>
 
 struct mpirun_job;
+struct mpirun_launch_desc;
 struct event_base;
 struct event;
 struct hwloc_topology;
 struct hwloc_bitmap_s;
+
+/* ---- messages to the user (error.c) ---------------------------------------------------------- */
+
+/* How this process names itself in messages: argv[0]'s basename at the head (main.c sets it),
+ * "mpirun (daemon on HOST)" in a daemon (daemon.c). */
+extern const char *mpirun_name;
+/* Writes "NAME: message" and a newline to stderr. */
+void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- process binding (bind.c) ---------------------------------------------------------------- */
 
@@ -216,7 +231,7 @@ struct mpirun_job {
     char hostname[256];   /* this node's name: the host name, or its name in the host list */
     int server_up;
 
-    struct mpirun_tree *tree;    /* tree.c; NULL on one machine */
+    struct mpirun_tree *tree;    /* tree.h; NULL on one machine */
     struct mpirun_bind bind;     /* bind.c */
 };
 
@@ -230,8 +245,6 @@ static inline int mpirun_is_opt(const char *arg, const char *name)
     arg += arg[1] == '-' ? 2 : 1;
     return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
 }
-
-extern const char *mpirun_name;   /* argv[0]'s basename, for messages */
 
 /* ---- server.c --------------------------------------------------------------------------------- */
 
@@ -306,7 +319,7 @@ void mpirun_iof_stdin_ack(struct mpirun_job *job, int more);
 /* Rank 0's daemon: bytes from the head for rank 0 (len 0: end of input). */
 void mpirun_iof_stdin_data(struct mpirun_job *job, const char *p, size_t len);
 
-/* ---- tree.c (across machines; every function is a no-op or absent on one machine) ----------- */
+/* ---- the launch tree, tree_*.c (across machines; a no-op or absent on one machine) ----------- */
 
 struct mpirun_tree_opts {
     char **agent;         /* launch agent words: host and daemon command follow */
@@ -319,6 +332,10 @@ struct mpirun_tree_opts {
  * computes the map from). */
 int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts *opts,
                            const struct mpirun_hostlist *hl, const struct mpirun_mapping *m);
+/* Daemon (daemon.c): joins the tree through the connection fd to its parent, over which the job
+ * description d came (launch_frame: that LAUNCH message, for our own children). */
+int mpirun_tree_daemon_start(struct mpirun_job *job, int fd, struct mpirun_launch_desc *d,
+                             const char *launch_frame, size_t launch_len);
 /* Head, after the event loop: every daemon told to finish, waited for, agents reaped. */
 void mpirun_tree_finish(struct mpirun_job *job);
 /* Daemon main (daemon.c): argv after --umpi-daemon. Returns the exit status. */
@@ -350,7 +367,5 @@ int mpirun_tree_child_exited(struct mpirun_job *job, pid_t pid, int status);
  * --launcher and its value taken out of argv; otherwise mpirun's exit status (a bad option, or
  * srun could not be run). */
 int mpirun_slurm_handover(int *argc, char **argv);
-
-void mpirun_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -5,10 +5,10 @@
  * participant of a fence is local, so libpmix has already gathered all contributions when it
  * calls fence_nb: the blob it hands us is the whole job's data, and we hand it straight back.
  * Across machines that blob is this node's part: it goes to the main thread as a note, up the
- * tree, and the concatenation of every node's part comes back down (tree.c), which libpmix takes
- * in any order. The other upcalls answer PMIx at once and leave a note for the main thread, which
- * owns the job state. libpmix does not hold a finalizing client until we answer, so a finalize
- * note can arrive after the rank's exit; launch.c allows for that.
+ * tree, and the concatenation of every node's part comes back down (tree_route.c), which libpmix
+ * takes in any order. The other upcalls answer PMIx at once and leave a note for the main thread,
+ * which owns the job state. libpmix does not hold a finalizing client until we answer, so a
+ * finalize note can arrive after the rank's exit; launch.c allows for that.
  *
  * Every node registers the whole job: each rank's node id, local rank and host name, the node
  * list in node-id order, and its own node's size, peers and leader, which is what src/pmi reads
@@ -168,8 +168,8 @@ static pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t 
                                      size_t ninfo, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     /* libpmix asks this for a key of a rank of another node that it does not hold. Every fence of
-     * the job brings every node's data to every server (on_fence, tree.c), and umpi's ranks read
-     * keys only after one: no other server has what this one lacks. */
+     * the job brings every node's data to every server (on_fence, tree_route.c), and umpi's ranks
+     * read keys only after one: no other server has what this one lacks. */
     return PMIX_ERR_NOT_FOUND;
 }
 

@@ -1,5 +1,5 @@
 /*
- * The messages of mpirun's tree (tree.c): one TCP connection between each daemon and its parent,
+ * The messages of mpirun's tree (tree.h): one TCP connection between each daemon and its parent,
  * carrying frames:
  *
  *    0          4          8          12
@@ -114,10 +114,5 @@ int mpirun_wire_launch_encode(struct mpirun_wbuf *b, const struct mpirun_launch_
 int mpirun_wire_launch_decode(const char *p, size_t len, struct mpirun_launch_desc *d, char *err,
                               size_t errlen);
 void mpirun_wire_launch_free(struct mpirun_launch_desc *d);
-
-/* tree.c: a daemon joins the tree through the connection fd to its parent, over which the job
- * description d came (launch_frame: that LAUNCH message, for our own children). */
-int mpirun_tree_daemon_start(struct mpirun_job *job, int fd, struct mpirun_launch_desc *d,
-                             const char *launch_frame, size_t launch_len);
 
 #endif
