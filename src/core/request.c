@@ -26,8 +26,12 @@ umpi_request_t *umpi_request_alloc_grow(void)
 
 void umpi_request_free_tmp(umpi_request_t *r)
 {
-    free(r->tmp);
+    if (r->tmp_put != NULL)
+        r->tmp_put(r->tmp, r->tmp_len);
+    else
+        free(r->tmp);
     r->tmp = NULL;
+    r->tmp_put = NULL;
 }
 
 void umpi_request_pool_finalize(void)

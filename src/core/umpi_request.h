@@ -53,8 +53,10 @@ typedef struct umpi_request {
     int peer;              /* rank in comm, MPI_ANY_SOURCE or MPI_PROC_NULL */
     int tag;
     uint8_t mode;          /* umpi_send_mode_t */
-    void *tmp;             /* the UCX iov list of a non-contiguous datatype (pt2pt/p2p_dtype.c) */
+    void *tmp;             /* memory the operation owns until it ends: the UCX iov list of a
+                            * non-contiguous datatype (pt2pt/p2p_dtype.c), a device send's host bounce */
     size_t tmp_len;
+    void (*tmp_put)(void *tmp, size_t len); /* gives tmp back (a pinned pool's buffer); NULL: free() */
     void *bsend_seg;       /* the attached-buffer segment of a buffered send */
     struct umpi_sched *sched; /* UMPI_REQ_COLL: the collective's schedule (coll/umpi_sched.h) */
 
@@ -120,7 +122,8 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
     umpi_request_pool.in_use++;
     /* Field by field rather than memset: a memset of the whole object costs more than the
      * receive it serves (measured: 13% of a receiver's time at 8-byte message rate).
-     * tmp, bsend_seg and sched are NULL already: release and the completion path clear them. */
+     * tmp (and tmp_put), bsend_seg and sched are NULL already: release and the completion path
+     * clear them. */
     r->kind = (uint8_t) kind;
     r->persistent = 0;
     r->active = 0;

@@ -154,6 +154,12 @@ umpi_status_t umpi_cuda_copy(void *dst, const void *src, size_t n)
 
 /* ---- datatypes on device memory ------------------------------------------------------------- */
 
+/* Why a datatype's data goes through host copies instead of the pack kernel (for the slow-path line). */
+static const char *umpi__no_kernel(const umpi_dtype_t *dt, MPI_Count count, size_t bytes)
+{
+    return bytes != (size_t) (count * dt->size) ? "only part of the data is moved" : umpi_cuda_kern_why_unavailable();
+}
+
 /* The blocks of count elements of dt in type-map (packed) order, adjacent ones merged: each is
  * handed to the copy as (offset from buf, length, offset in the packed stream). */
 struct umpi__blockwalk {
@@ -240,32 +246,52 @@ static umpi_status_t umpi__blockwise(const umpi_dtype_t *dt, void *buf, MPI_Coun
         return umpi_cuda_fail(unpack ? "cuMemcpyAsync unpacking a datatype to device memory"
                                      : "cuMemcpyAsync packing a datatype from device memory", w.err);
     umpi_cuda_slow_path(UMPI_CUDA_STAT_dtype_staged, "cuda: %s %zu bytes of datatype %s %s device memory in %lu "
-                        "driver copies (GPU pack kernels: later)", unpack ? "unpacked" : "packed", bytes,
-                        dt->name && dt->name[0] ? dt->name : "(derived)", unpack ? "into" : "from", w.copies);
+                        "driver copies (no GPU pack kernel: %s)", unpack ? "unpacked" : "packed", bytes,
+                        dt->name && dt->name[0] ? dt->name : "(derived)", unpack ? "into" : "from", w.copies,
+                        umpi__no_kernel(dt, count, bytes));
     return sync;
 }
 
 /* Packs (unpack 0) or unpacks the whole of count x dt between the device buffer buf and host
- * memory the GPU can reach (pinned), with umpi's pack kernel: UMPI_OK when done, UMPI_ERR_NOT_FOUND
- * when no kernel serves (no image, the host side pageable, only part of the data wanted), other
+ * memory with umpi's pack kernel: straight into or out of the host buffer where the GPU reaches it
+ * (pinned), else through a pinned staging buffer of the pipeline's pool and a CPU copy. UMPI_OK when
+ * done, UMPI_ERR_NOT_FOUND when no kernel serves (no image, only part of the data wanted), other
  * codes when the driver failed. */
 static umpi_status_t umpi__kernel_pack(const umpi_dtype_t *dt, void *buf, MPI_Count count, void *host, size_t bytes,
                                        int unpack)
 {
     struct umpi_cuda_buf_info bi;
-    if (bytes != (size_t) (count * dt->size) || !umpi_cuda_kernels_available() ||
-        umpi_cuda_classify(host, bytes, &bi) != UMPI_OK || bi.type == UMPI_CUDA_MEM_HOST)
+    if (bytes != (size_t) (count * dt->size) || !umpi_cuda_kernels_available())
         return UMPI_ERR_NOT_FOUND;
-    CUstream s;
-    umpi_status_t st = umpi_cuda_copy_stream(&s);
+    umpi_status_t st = umpi_cuda_classify(host, bytes, &bi);
     if (st != UMPI_OK)
         return st;
-    umpi_dtype_t *t = (umpi_dtype_t *) dt; /* the kernels keep the type's uploaded blocks in it */
-    st = unpack ? umpi_cuda_kern_unpack(t, count, host, buf, s) : umpi_cuda_kern_pack(t, count, buf, host, s);
-    if (st == UMPI_ERR_NOT_FOUND)
-        return st;
-    umpi_status_t w = umpi__sync(s); /* also after a failed launch: what was queued uses the buffers */
-    return st != UMPI_OK ? st : w;
+    struct umpi_cuda_stage *stage = NULL;
+    void *reach = host;
+    if (bi.type == UMPI_CUDA_MEM_HOST) {
+        if ((st = umpi_cuda_stage_get(bytes, &stage)) != UMPI_OK)
+            return st;
+        reach = stage->host;
+        if (unpack)
+            memcpy(reach, host, bytes);
+    }
+    CUstream s;
+    st = umpi_cuda_copy_stream(&s);
+    if (st == UMPI_OK) {
+        umpi_dtype_t *t = (umpi_dtype_t *) dt; /* the kernels keep the type's uploaded blocks in it */
+        st = unpack ? umpi_cuda_kern_unpack(t, count, reach, buf, s) : umpi_cuda_kern_pack(t, count, buf, reach, s);
+        if (st != UMPI_ERR_NOT_FOUND) {
+            umpi_status_t w = umpi__sync(s); /* also after a failed launch: what was queued uses the buffers */
+            if (st == UMPI_OK)
+                st = w;
+        }
+    }
+    if (stage != NULL) {
+        if (st == UMPI_OK && !unpack)
+            memcpy(host, reach, bytes);
+        umpi_cuda_stage_put(stage);
+    }
+    return st;
 }
 
 umpi_status_t umpi_cuda_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count count, void *dst, size_t bytes)
@@ -291,8 +317,8 @@ umpi_status_t umpi_cuda_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count 
         if (st == UMPI_OK) {
             umpi_dtype_pack_range(dt, tmp - lo, count, 0, dst, (MPI_Count) bytes);
             umpi_cuda_slow_path(UMPI_CUDA_STAT_dtype_staged, "cuda: packed %zu bytes of datatype %s from device "
-                                "memory through a host copy of its %zd-byte span (GPU pack kernels: later)", bytes,
-                                dt->name && dt->name[0] ? dt->name : "(derived)", (ssize_t) span);
+                                "memory through a host copy of its %zd-byte span (no GPU pack kernel: %s)", bytes,
+                                dt->name && dt->name[0] ? dt->name : "(derived)", (ssize_t) span, umpi__no_kernel(dt, count, bytes));
         }
         free(tmp);
         return st;

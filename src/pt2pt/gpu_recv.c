@@ -6,6 +6,7 @@
  * into device memory through pinned buffers or straight into place in host memory.
  */
 #include "pt2pt/gpu_xfer.h"
+#include "cuda/umpi_cuda_bounce.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "pt2pt/umpi_p2p.h"
 
@@ -89,12 +90,13 @@ static void umpi__cb_device_recv(umpi_ucx_op_t *op, ucs_status_t st, const ucp_t
 static umpi_status_t umpi__bounce(umpi_p2p_gpu_xfer_t *x, size_t bytes)
 {
     x->bounce_size = bytes > sizeof(struct umpi_p2p_gpu_envelope) ? bytes : sizeof(struct umpi_p2p_gpu_envelope);
-    x->bounce = malloc(x->bounce_size);
-    if (x->bounce == NULL) {
-        umpi_status_msg("out of memory for a %zu-byte receive bounce", x->bounce_size);
-        return UMPI_ERR_NOMEM;
-    }
-    return UMPI_OK;
+    void *p = NULL;
+    /* pinned when small: the copy into the device buffer reads it directly */
+    umpi_status_t st = umpi_cuda_ctx_ensure(x->device);
+    if (st == UMPI_OK)
+        st = umpi_cuda_bounce_get(x->bounce_size, &p);
+    x->bounce = p;
+    return st;
 }
 
 int umpi_p2p_gpu_irecv(umpi_request_t *r, size_t bytes, int device)
@@ -117,7 +119,7 @@ int umpi_p2p_gpu_irecv(umpi_request_t *r, size_t bytes, int device)
     x->inflight++;
     st = umpi_ucx_recv_op(x->bounce, x->bounce_size, tag, mask, &x->match_in);
     if (st != UMPI_OK) {
-        free(x->bounce);
+        umpi_cuda_bounce_put(x->bounce, x->bounce_size);
         free(x);
         return umpi_err_from_status(st, "receiving into device memory");
     }
@@ -411,7 +413,7 @@ int umpi_p2p_gpu_mrecv(umpi_request_t *r, ucp_tag_message_h msg, size_t bytes, i
             st = umpi_ucx_msg_recv_op(x->bounce, x->bounce_size, msg, &probed, &x->match_in);
         }
         if (st != UMPI_OK) {
-            free(x->bounce);
+            umpi_cuda_bounce_put(x->bounce, x->bounce_size);
             free(x);
             return umpi_err_from_status(st, "receiving a matched message into device memory");
         }

@@ -6,6 +6,7 @@
  */
 #include "pt2pt/gpu_xfer.h"
 #include "core/umpi_progress.h"
+#include "cuda/umpi_cuda_bounce.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
@@ -89,12 +90,14 @@ static void umpi__cb_envelope_sent(umpi_ucx_op_t *op, ucs_status_t st, const ucp
 static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t bytes, int world,
                              ucp_tag_t utag, umpi_send_mode_t mode, umpi_request_t *req)
 {
-    char *host = malloc(bytes ? bytes : 1);
-    if (host == NULL)
-        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory staging a %zu-byte device buffer", bytes);
-    umpi_status_t st = umpi_cuda_pack(dt, buf, count, host, bytes);
+    /* pinned (small messages): the copy engine writes it directly, a pack kernel too */
+    void *host = NULL;
+    umpi_status_t st = umpi_cuda_bounce_get(bytes ? bytes : 1, &host);
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "staging a device send buffer");
+    st = umpi_cuda_pack(dt, buf, count, host, bytes);
     if (st != UMPI_OK) {
-        free(host);
+        umpi_cuda_bounce_put(host, bytes ? bytes : 1);
         return umpi_err_from_status(st, "copying a device send buffer to host memory");
     }
     if (dt->contig) {
@@ -107,19 +110,22 @@ static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt,
     if (st == UMPI_OK)
         st = umpi_ucx_send(ep, host, bytes, utag, mode == UMPI_SEND_SYNC, req, &ucx_req);
     if (st != UMPI_OK) {
-        free(host);
+        umpi_cuda_bounce_put(host, bytes ? bytes : 1);
         return umpi_err_from_status(st, "sending a staged device buffer");
     }
     if (req != NULL) {
-        free(req->tmp); /* a persistent request's bounce from its previous start */
-        req->tmp = host; /* freed with the request */
+        if (req->tmp != NULL)
+            umpi_request_free_tmp(req); /* a persistent request's bounce from its previous start */
+        req->tmp = host; /* given back with the request */
+        req->tmp_len = bytes ? bytes : 1;
+        req->tmp_put = umpi_cuda_bounce_put;
         return MPI_SUCCESS;
     }
     int err = MPI_SUCCESS;
     ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
     if (s != UCS_OK)
         err = umpi_err_from_status(umpi_ucx_status(s, "send completion"), "sending a staged device buffer");
-    free(host);
+    umpi_cuda_bounce_put(host, bytes ? bytes : 1);
     return err;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "pt2pt/gpu_xfer.h"
 #include "core/umpi_progress.h"
+#include "cuda/umpi_cuda_bounce.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
@@ -142,7 +143,7 @@ static void umpi__xfer_free(umpi_p2p_gpu_xfer_t *x)
         umpi__event_put(x->ev);
     if (x->ref != NULL)
         umpi_cuda_ipc_release(x->ref);
-    free(x->bounce);
+    umpi_cuda_bounce_put(x->bounce, x->bounce_size);
     free(x->staging);
     free(x);
 }
