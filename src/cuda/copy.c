@@ -98,6 +98,13 @@ umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent
     return UMPI_OK;
 }
 
+int umpi_cuda_fence_needed(void)
+{
+    /* a host-side query: with nothing left on the legacy stream, no event needs a round trip
+     * through the GPU */
+    return umpi_cuda_drv.cuStreamQuery(UMPI_CU_STREAM_LEGACY) != UMPI_CUDA_SUCCESS;
+}
+
 umpi_status_t umpi_cuda_fence_start(CUevent ev)
 {
     CUstream s;
@@ -110,9 +117,7 @@ umpi_status_t umpi_cuda_fence_start(CUevent ev)
 
 umpi_status_t umpi_cuda_fence(void)
 {
-    /* nothing queued on the legacy stream is left to finish: no fence to wait for (a host-side
-     * query; the event's round trip through the GPU is only paid when there is work) */
-    if (umpi_cuda_drv.cuStreamQuery(UMPI_CU_STREAM_LEGACY) == UMPI_CUDA_SUCCESS)
+    if (!umpi_cuda_fence_needed())
         return UMPI_OK;
     if (umpi__fence_event == NULL) {
         umpi_status_t st = umpi_cuda_ctx_ensure(-1);

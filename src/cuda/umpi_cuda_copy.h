@@ -25,6 +25,8 @@ umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent
  * fence before it lets the others at its buffers.
  */
 umpi_status_t umpi_cuda_fence_start(CUevent ev);
+/* 0 when nothing the application queued on the legacy stream is left to run (no fence needed). */
+int umpi_cuda_fence_needed(void);
 umpi_status_t umpi_cuda_fence(void);
 /* The first `bytes` of the packed stream of count elements of dt at device address buf into host
  * memory dst, and the inverse (host packed bytes into the typed device buffer). Contiguous types

@@ -237,7 +237,7 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     /* Through CUDA IPC the receiver's streams read the buffer, and they are not ordered after this
      * process's legacy stream: the envelope goes once the application's work queued there before
      * this send is done (the other kinds copy on this process's own blocking streams). */
-    if (x->env.kind == UMPI_P2P_GPU_ENV_IPC) {
+    if (x->env.kind == UMPI_P2P_GPU_ENV_IPC && umpi_cuda_fence_needed()) {
         st = umpi_p2p_gpu_event_get(&x->ev);
         if (st == UMPI_OK)
             st = umpi_cuda_fence_start(x->ev);
