@@ -2,9 +2,13 @@
 libmpi_la_SOURCES += \
 	src/coll/umpi_sched.h \
 	src/coll/umpi_coll.h \
+	src/coll/umpi_coll_cost.h \
 	src/coll/umpi_op.h \
 	src/coll/sched.c \
+	src/coll/link_cost.c \
+	src/coll/algo_cost.c \
 	src/coll/select.c \
+	src/coll/post.c \
 	src/coll/coll.c \
 	src/coll/hier.c
 

@@ -46,7 +46,7 @@ struct umpi_sched {
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
     int abandoned;          /* ended by an error with messages in flight: never freed or reused */
-    int parked;             /* kept by its communicator, holding no reference on it (select.c) */
+    int parked;             /* kept by its communicator, holding no reference on it (post.c) */
     umpi_scratch_t *scratch;
     umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
     umpi_request_t *req;    /* nonblocking / persistent: the user's request */

@@ -16,6 +16,7 @@
 #ifndef UMPI_COLL_H
 #define UMPI_COLL_H
 
+#include "coll/umpi_coll_cost.h"
 #include "coll/umpi_sched.h"
 #include "core/umpi_err.h"
 
@@ -70,31 +71,14 @@ typedef struct umpi_coll_args {
 /* Adds this process's steps of the collective to s. An MPI error code. */
 typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 
-/*
- * Cost model parameters of one link class, measured on this machine (bench/NOTES.md says how):
- *   alpha  us   start-up time of one message (latency), sender and receiver included
- *   beta   us/B time per byte moved (1 / bandwidth)
- *   gamma  us/B time per byte reduced by a predefined op (local computation)
- *   post   us   the part of alpha that messages posted in one round pay one after another (the
- *               per-message software cost); the rest of alpha (waiting for the peer) overlaps
- *               (part perf2: equal to alpha except when oversubscribed)
- *   beta_cached us/B  beta for pieces that stay in the cache (part perf4: the segments of the
- *               pipelined algorithms; 64 KiB ping-pong); 0: as beta
- */
-typedef struct umpi_coll_cost {
-    double alpha, beta, gamma, post;
-    double beta_cached;
-} umpi_coll_cost_t;
-
-typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
-
 typedef struct umpi_coll_algo {
     const char *name;          /* what UMPI_<COLL>_ALGORITHM names it by */
     umpi_coll_build_fn build;
     /* 0 when it cannot run this call (an op that is not commutative, ...); NULL: always usable */
     int (*usable)(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c. */
-    double (*cost)(const umpi_coll_cost_t *c, int p, double n);
+    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c, the nodes of the
+     * communicator (umpi_coll_cost.h). */
+    double (*cost)(const umpi_coll_cost_t *c, int p, double n, const umpi_coll_shape_t *shape);
     const char *doc;           /* one line for umpi_info */
     /* part perf3: the work of ALL members together in us (bytes moved and reduced, messages
      * started, summed over the members), same arguments; NULL: not stated. Oversubscribed the
@@ -110,6 +94,10 @@ typedef struct umpi_coll_algo {
 const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n);
 /* The name of a kind ("allreduce") and its knob's value ("auto" or an algorithm's name). */
 const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
+/* The algorithm for a call over v (select.c): the forced one if it can run it, else the cheapest
+ * usable one on a communicator of this shape; NULL when none can run it. */
+const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_coll_args_t *a,
+                                         const umpi_coll_shape_t *shape);
 
 /*
  * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
@@ -143,7 +131,7 @@ typedef struct umpi_coll_comm {
     umpi_coll_view_t node;    /* the members on my node, in rank order */
     umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
     int *node_world, *node_src, *leader_world, *leader_src;
-    /* part perf: each kind's last choice (select.c): the same call again skips the cost model */
+    /* part perf: each kind's last choice (post.c): the same call again skips the cost model */
     struct {
         const umpi_coll_algo_t *algo; /* NULL: none yet */
         size_t bytes;
@@ -151,7 +139,7 @@ typedef struct umpi_coll_comm {
     } last[UMPI_COLL_NKINDS];
     struct umpi_coll_nccl *nccl; /* issue 5: its NCCL communicator (src/coll/nccl.c), NULL until used */
     /* each kind's last blocking schedule and the arguments it was built for: the same call again
-     * runs it again instead of building it (select.c); s NULL: none */
+     * runs it again instead of building it (post.c); s NULL: none */
     struct umpi_coll_kept {
         struct umpi_sched *s;
         const umpi_coll_algo_t *algo;
@@ -168,7 +156,7 @@ typedef struct umpi_coll_comm {
 /* c's structure (made on first use); NULL when out of memory. */
 umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
 void umpi_coll_comm_free(umpi_coll_comm_t *cc);
-/* Frees the schedules cc keeps (select.c; umpi_coll_comm_free). */
+/* Frees the schedules cc keeps (post.c; umpi_coll_comm_free). */
 void umpi_coll_kept_free(umpi_coll_comm_t *cc);
 /* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
 int umpi_coll_node_of(int world_rank);
@@ -181,19 +169,6 @@ int umpi_coll_node_of(int world_rank);
  */
 const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
     __attribute__((visibility("default")));
-
-/* Link class between the members of v (SHM when all of them share a node). */
-umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
-extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
-/* Sets the NET parameters from UMPI_COLL_NET_COST (part net: by default UCX's estimate, which world
- * rank 0 broadcasts); called by MPI_Init after the address exchange, by every process. */
-int umpi_coll_net_setup(int world_rank, int world_size);
-/* The shape of the communicator of the call being chosen for (set by the driver before the
- * algorithms' cost formulas run), for the formulas of hierarchical algorithms. */
-typedef struct {
-    int nnodes, max_ppn;
-} umpi_coll_shape_t;
-extern umpi_coll_shape_t umpi_coll_shape;
 
 /* part small: two-member blocking paths (pair.c), one per algorithm they stand for */
 #define UMPI_COLL_PAIR(fn) int fn(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err)
