@@ -4,9 +4,10 @@
  *
  * The model: a message of n bytes between two members costs alpha + n * beta; reducing n bytes
  * costs n * gamma. alpha, beta and gamma belong to the link class the members share (same node:
- * shared memory through UCX; several nodes: the network); the values are measured on this machine
- * (bench/NOTES.md). The NET values are UCX's own estimate for the link (part net, below; the
- * compiled-in InfiniBand guess with UMPI_COLL_NET_COST=builtin).
+ * shared memory through UCX; several nodes: the network). The SHM values are measured on the
+ * development machine by bench/coll_params (bench/README.md says how; bench/NOTES.md has the
+ * runs); the NET values are UCX's own estimate for this job's network (umpi_coll_net_setup), or a
+ * compiled-in InfiniBand guess with UMPI_COLL_NET_COST=builtin.
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_err.h"
@@ -17,17 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SHM: measured by bench/coll_params on the 2-core development VM (2 ranks, umpi, best of 9):
- *   2026-11-22 08:01, load average 2.8 (part perf):  alpha 0.109 us (8-byte ping-pong half round
- *     trip), beta 1/13281 us/B (4 MiB ping-pong), gamma 1/28654 us/B (`inout[i] += in[i]` on
- *     doubles, 256 KiB);
- *   earlier the same day at load 13: alpha 0.115, gamma 1/29000; beta then came out at 1/1600, a
- *     measurement of the load (the osu_bw figure 1/13500 was used instead, and the quiet run
- *     confirms it).
- * NET: not measured (one node here): a typical 100 Gb/s InfiniBand link, gamma as SHM.
- * beta_cached (part perf4): SHM 2026-11-22 09:27, osu_latency -m 8:65536 -i 20000:5000, 2 ranks,
- *   best of 9: (1.81 - 0.13 us) / 65536 B = 1/39000 us/B, three times the 4 MiB beta; NET: the
- *   wire, as beta. */
+/* SHM: bench/coll_params on the 2-core development VM, 2 ranks, best of 9 on a quiet machine:
+ *   alpha the half round trip of an 8-byte ping-pong, beta a 4 MiB ping-pong, gamma
+ *   `inout[i] += in[i]` on 256 KiB of doubles; post = alpha (every rank has a core, so messages
+ *   posted together wait for nobody); beta_cached from 64 KiB ping-pongs (osu_latency), three
+ *   times faster than the 4 MiB beta because the pieces stay in the cache.
+ * NET: a typical 100 Gb/s InfiniBand link (one node here to measure on), gamma as SHM,
+ *   beta_cached = beta (the wire does not care about the cache); replaced at MPI_Init below. */
 umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
     [UMPI_LINK_SHM] = {.alpha = 0.109, .beta = 1.0 / 13281.0, .gamma = 1.0 / 28654.0, .post = 0.109,
                        .beta_cached = 1.0 / 39000.0},
@@ -35,10 +32,11 @@ umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES] = {
                        .beta_cached = 1.0 / 11000.0},
 };
 
-/* ---- the NET parameters of this job (issue 6, part net) -------------------------------------------
+/* ---- the NET parameters of this job ----------------------------------------------------------------
  * The compiled-in NET values above are a guess for InfiniBand. Across the Slurm test bed's veth/TCP
  * links UCX itself estimates 5.3 us and 1190 MB/s (and measured latency is 7-20 us, bandwidth
- * 1-1.7 GB/s: bench/NOTES.md, part net), i.e. a latency 2.6x and a time per byte 9x the guess:
+ * 1-1.7 GB/s: bench/NOTES.md, "allreduce and point-to-point across nodes over TCP on the Slurm
+ * test bed"), i.e. a latency 2.6x and a time per byte 9x the guess:
  * with the guess, every crossover between a latency-bound and a bandwidth-bound algorithm across
  * nodes sits at the wrong size. UMPI_COLL_NET_COST=auto (the default) takes UCX's own estimate
  * instead (ucp_ep_evaluate_perf: the latency and bandwidth of the transports it chose for the
@@ -142,21 +140,19 @@ int umpi_coll_net_setup(int world_rank, int world_size)
 
 /* SHM when the node runs more ranks than cores (4 ranks on the 2-core VM): a rank that waits
  * yields, so a message's start-up is the hand-off to the rank that sends it, and the transfers of
- * the ranks sharing the machine compete. Measured 2026-11-22 08:07 (load average 4) as that very
- * situation: two bench/coll_params pairs at once, each pair pinned to its own core (`taskset -c 0
- * mpirun -n 2 coll_params -r 9` and the same on core 1), umpi, mean of the two pairs: alpha
- * 1.55 us (1.61, 1.49), beta 1/10290 us/B (1/12066, 1/8970), gamma 1/29200 us/B. One pair alone
- * on one core gave alpha 1.41 us, beta 1/13026 (load 2.8). With these the model stops choosing
- * scatter-allgather broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x
- * there. Oversubscribed, the cores are the bottleneck and the TOTAL work of all ranks counts,
- * which a critical-path formula only approximates (Rabenseifner reduce moves twice binomial's
- * bytes in all); part perf3 adds the work estimates below (umpi__work_*), priced over the cores.
- * post (part perf2): most of that alpha is the wait for the peer to get a core, which messages
- * posted together share; each still costs its own software start-up, the unloaded SHM alpha. With
- * it, alltoall at 4 ranks takes the one-round linear algorithm up to about 10 KiB per block
- * (measured 2026-11-22, forced runs, 1 KiB: linear 11-13.5 us, pairwise 16-17).
- * beta_cached (part perf4): the same two pinned pairs at once, osu_latency -m 8:65536, best of 7:
- * (3.84 - 1.83 us) / 65536 B and (3.89 - 1.64) / 65536, mean 1/30800 us/B. */
+ * the ranks sharing the machine compete. Measured as that very situation: two bench/coll_params
+ * pairs at once, each pair pinned to its own core (`taskset -c 0 mpirun -n 2 coll_params -r 9` and
+ * the same on core 1), the mean of the two pairs; beta_cached the same way with osu_latency -m
+ * 8:65536 (bench/NOTES.md has the runs). With these the model stops choosing scatter-allgather
+ * broadcast and Rabenseifner reduce at 64 KiB and 1 MiB, which lose by 2-3x there. Oversubscribed,
+ * the cores are the bottleneck and the TOTAL work of all ranks counts, which a critical-path
+ * formula only approximates (Rabenseifner reduce moves twice binomial's bytes in all): the
+ * algorithms' work formulas (algo_cost.c) are priced over the cores as well.
+ * post: most of that alpha is the wait for the peer to get a core, which messages posted together
+ * share; each still costs its own software start-up, the unloaded SHM alpha. With it, alltoall at 4
+ * ranks takes the one-round linear algorithm up to about 10 KiB per block, which forced runs
+ * confirm (bench/NOTES.md, "small collectives, per-call overhead and oversubscribed
+ * bcast/alltoall"). */
 const umpi_coll_cost_t umpi_coll_cost_oversubscribed = {.alpha = 1.55, .beta = 1.0 / 10290.0,
                                                         .gamma = 1.0 / 29200.0, .post = 0.109,
                                                         .beta_cached = 1.0 / 30800.0};

@@ -1,5 +1,5 @@
 /*
- * Blocking collectives on device buffers run by NCCL (issue 5): MPI_Allreduce, MPI_Bcast,
+ * Blocking collectives on device buffers run by NCCL: MPI_Allreduce, MPI_Bcast,
  * MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block, when NCCL is there (src/cuda/nccl.c)
  * and the cost model says it wins. Everything else keeps the staged path (umpi_coll_device.h).
  *

@@ -156,8 +156,8 @@ static int umpi__post(umpi_coll_args_t *a, int mode, MPI_Request *request, umpi_
     umpi_debug(1, "%s%s on %s (size %d, %zu bytes): algorithm %s",
                mode == UMPI_COLL_NONBLOCKING ? "i" : "", umpi_coll_kind_name(a->kind),
                a->comm->name[0] ? a->comm->name : "a communicator", a->comm->size, a->bytes, algo->name);
-    /* part small: two members, blocking: the algorithm's messages straight from the call (pair.c;
-     * device buffers keep the schedule, which stages them) */
+    /* two members, blocking: the algorithm's messages straight from the call (pair.c; device
+     * buffers keep the schedule, which stages them) */
     if (algo->pair != NULL && mode == UMPI_COLL_BLOCKING && v.size == 2 && host_only) {
         int err;
         if (algo->pair(&v, a, &err))

@@ -20,11 +20,9 @@ static const umpi_coll_algo_t umpi__barrier[] = {
      umpi_coll_work_barrier_dissemination, .pair = umpi_barrier_pair},
     {"hier", umpi_barrier_hier, umpi_coll_hier_usable, umpi_coll_time_hier_barrier,
      "node barrier, barrier among node leaders, node barrier (communicators spanning nodes)"},
-    /* part c2 */
     {"recursive_doubling", umpi_barrier_recursive_doubling, NULL, umpi_coll_time_barrier_rd,
      "log2 p pairwise exchanges among a power of two; the members above it fold in before and after",
      umpi_coll_work_barrier_rd},
-    /* part perf4 */
     {"linear", umpi_barrier_linear, NULL, umpi_coll_time_barrier_linear,
      "every member signals member 0, which releases all in one round (member 0 leaves first)",
      umpi_coll_work_barrier_linear},
@@ -35,12 +33,10 @@ static const umpi_coll_algo_t umpi__bcast[] = {
      "binomial tree from the root: log2 p rounds of the whole message", .pair = umpi_bcast_pair},
     {"hier", umpi_bcast_hier, umpi_coll_hier_usable, umpi_coll_time_hier_bcast,
      "root to its node leader, binomial among node leaders, binomial inside each node"},
-    /* part c2 */
     {"scatter_allgather", umpi_bcast_scatter_allgather, NULL, umpi_coll_time_bcast_scatter_allgather,
      "binomial scatter of p blocks, then a ring allgather (van de Geijn): large messages"},
     {"pipeline", umpi_bcast_pipeline, NULL, umpi_coll_time_bcast_pipeline,
      "chain from the root in 64 KiB segments, forwarding one while receiving the next: large messages"},
-    /* part perf2 */
     {"linear", umpi_bcast_linear, NULL, umpi_coll_time_bcast_linear,
      "the root sends to every other member in one round, nobody forwards: small messages, oversubscribed"},
 };
@@ -51,7 +47,6 @@ static const umpi_coll_algo_t umpi__allreduce[] = {
      umpi_coll_work_allreduce_rd, .pair = umpi_allreduce_pair},
     {"hier", umpi_allreduce_hier, umpi_coll_hier_usable_commutative, umpi_coll_time_hier_allreduce,
      "allreduce inside each node, among node leaders, then broadcast inside each node (commutative ops)"},
-    /* part c2 */
     {"ring", umpi_allreduce_ring, umpi_coll_commutative, umpi_coll_time_allreduce_ring,
      "ring reduce-scatter then ring allgather of p blocks: bandwidth-optimal, commutative ops",
      umpi_coll_work_allreduce_ring},
@@ -60,13 +55,12 @@ static const umpi_coll_algo_t umpi__allreduce[] = {
      umpi_coll_work_allreduce_rabenseifner},
     {"reduce_bcast", umpi_allreduce_reduce_bcast, NULL, umpi_coll_time_allreduce_reduce_bcast,
      "binomial reduce to member 0 in rank order, then binomial broadcast", umpi_coll_work_allreduce_reduce_bcast},
-    /* part hier2 */
     {"hier_large", umpi_allreduce_hier_large, umpi_coll_hier_usable_commutative, umpi_coll_time_hier_allreduce_large,
      "Rabenseifner reduce in each node, ring/Rabenseifner among node leaders, scatter+allgather bcast in each "
      "node: large vectors, commutative ops"},
 };
 
-/* -- part c3: one algorithm per kind on intercommunicators, one for neighbourhood collectives -- */
+/* One algorithm per kind on intercommunicators, one for the neighbourhood collectives. */
 #define UMPI__ONE(name, fn, cost, doc) static const umpi_coll_algo_t umpi__##fn[] = {{name, umpi_##fn, NULL, cost, doc}}
 UMPI__ONE("inter_leader", inter_barrier, umpi_coll_time_inter_leader_tree,
           "barrier in each group, leaders exchange a message, binomial release in each group");
@@ -95,13 +89,11 @@ UMPI__ONE("inter_leader", inter_reduce_scatter_block, umpi_coll_time_inter_reduc
           "linear reduction to each leader, leaders swap, linear scatter in each group");
 UMPI__ONE("linear", neighbor_linear, umpi_coll_time_neighbor_linear,
           "every receive from an in-neighbour and send to an out-neighbour posted in one phase");
-/* part c1 */
 static const umpi_coll_algo_t umpi__gather[] = {
     {"binomial", umpi_gather_binomial, NULL, umpi_coll_time_tree_gather,
      "binomial tree to the root, subtrees' blocks packed: log2 p rounds"},
     {"linear", umpi_gather_linear, NULL, umpi_coll_time_linear_rooted,
      "every process sends to the root, which receives p - 1 messages in one round"},
-    /* part hier2 */
     {"hier", umpi_gather_hier, umpi_coll_hier_usable, umpi_coll_time_hier_gather,
      "binomial gather to each node leader, leaders send their node's blocks to the root's, blocks placed by rank"},
 };
@@ -116,7 +108,6 @@ static const umpi_coll_algo_t umpi__scatter[] = {
      "binomial tree from the root, subtrees' blocks packed: log2 p rounds"},
     {"linear", umpi_scatter_linear, NULL, umpi_coll_time_linear_rooted,
      "the root sends every process its block, p - 1 messages in one round"},
-    /* part hier2 */
     {"hier", umpi_scatter_hier, umpi_coll_hier_usable, umpi_coll_time_hier_gather,
      "root's node leader sends each leader its node's blocks, binomial scatter inside each node"},
 };
@@ -134,7 +125,6 @@ static const umpi_coll_algo_t umpi__allgather[] = {
      "ceil(log2 p) rounds sending to rank - 2^k, packed, rotated at the end (any p)", umpi_coll_work_allgather_bruck},
     {"ring", umpi_allgather_ring, NULL, umpi_coll_time_ring,
      "p - 1 rounds passing one block to the right neighbour", umpi_coll_work_rounds},
-    /* part hier2 */
     {"hier", umpi_allgather_hier, umpi_coll_hier_usable, umpi_coll_time_hier_allgather,
      "gather to each node leader, ring among leaders, node broadcast, blocks placed by rank"},
 };
@@ -171,10 +161,8 @@ static const umpi_coll_algo_t umpi__reduce[] = {
     {"rabenseifner", umpi_reduce_rabenseifner, umpi_coll_commutative, umpi_coll_time_reduce_rabenseifner,
      "recursive halving reduce-scatter then binomial gather of the blocks: large vectors, commutative ops",
      umpi_coll_work_reduce_rabenseifner},
-    /* part hier2 */
     {"hier", umpi_reduce_hier, umpi_coll_hier_usable_commutative, umpi_coll_time_hier_reduce,
      "binomial reduce inside each node, among node leaders, then to the root (commutative ops)"},
-    /* part perf4 */
     {"pipeline", umpi_reduce_pipeline, NULL, umpi_coll_time_reduce_pipeline,
      "chain to the root in segments of UMPI_REDUCE_SEGMENT_SIZE, each reduced and sent on while the next "
      "arrives: large vectors, any op (rank order)",
@@ -227,7 +215,7 @@ static const struct {
     [UMPI_COLL_ALLTOALL][0] = UMPI__TABLE(umpi__alltoall),
     [UMPI_COLL_ALLTOALLV][0] = UMPI__TABLE(umpi__alltoallv),
     [UMPI_COLL_ALLTOALLW][0] = UMPI__TABLE(umpi__alltoallv),
-    /* -- part c3: intercommunicators ([kind][1]; no scan, exscan) and neighbourhood collectives -- */
+    /* intercommunicators ([kind][1]; no scan, exscan) and neighbourhood collectives */
     [UMPI_COLL_BARRIER][1] = UMPI__TABLE(umpi__inter_barrier),
     [UMPI_COLL_BCAST][1] = UMPI__TABLE(umpi__inter_bcast),
     [UMPI_COLL_GATHER][1] = UMPI__TABLE(umpi__inter_gather),
@@ -316,49 +304,64 @@ const char *umpi_coll_kind_name(umpi_coll_kind_t kind)
     return umpi__kind_names[kind];
 }
 
-/* Oversubscribed estimates closer than this (relative) are a tie, broken by the work (part perf4). */
+/* Oversubscribed, estimates closer than this (relative) are a tie, broken by the work: the
+ * candidate with less work gives the shared cores back to the other ranks sooner. The linear
+ * barrier ties dissemination so at 4 ranks on 2 cores; releasing member 0 first, it makes a
+ * broadcast from it that follows 5-15x faster (median), a reduce or a one-round alltoall 1.3-1.6x,
+ * but a 1 KiB recursive-doubling allreduce or allgather, whose members then start staggered,
+ * 1.3-1.6x slower (bench/NOTES.md, "segmented reduce, the barrier's exit order, cached pieces"). */
 #define UMPI__TIE 0.01
-/* Oversubscribed calls of at most this many bytes price their critical path with beta_cached (part perf4). */
+/* Oversubscribed, a call of at most this many bytes keeps all its pieces in the cache, and its
+ * critical path moves them at beta_cached (measured with messages of this size): then reduce +
+ * bcast beats Rabenseifner for allreduce at 4 ranks and 32-64 KiB, as measured. Larger calls keep
+ * beta: at 128-256 KiB the whole-vector algorithms measured out of the cache (binomial reduce, 4
+ * ranks, 256 KiB: 3-6x the segmented reduce). The work estimates keep beta, which
+ * UMPI__PIECE_CACHED of algo_cost.c was fitted with. */
 #define UMPI__CALL_CACHED 65536
 
-/* The algorithm for this call: the forced one if it can run it, else the cheapest usable one. */
+/* The algorithm UMPI_<COLL>_ALGORITHM forces for the kind of a, when it can run the call. */
+static const umpi_coll_algo_t *umpi__forced(const umpi_coll_algo_t *t, int n, const umpi_coll_view_t *v,
+                                            const umpi_coll_args_t *a)
+{
+    const char **knob = umpi__knob(a->kind);
+    const char *forced = knob ? *knob : NULL;
+    if (forced == NULL || strcmp(forced, "auto") == 0)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(t[i].name, forced) != 0)
+            continue;
+        if (t[i].usable == NULL || t[i].usable(v, a))
+            return &t[i];
+        umpi_debug(1, "%s: algorithm %s (forced) cannot run this call; the cost model chooses",
+                   umpi__kind_names[a->kind], forced);
+        break;
+    }
+    return NULL;
+}
+
 const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_coll_args_t *a,
                                          const umpi_coll_shape_t *shape)
 {
-    int inter = a->comm->is_inter, n;
-    const umpi_coll_algo_t *t = umpi_coll_algos(a->kind, inter, &n);
-    const char **knob = umpi__knob(a->kind);
-    const char *forced = knob ? *knob : NULL;
-    if (forced != NULL && strcmp(forced, "auto") != 0) {
-        for (int i = 0; i < n; i++) {
-            if (strcmp(t[i].name, forced) != 0)
-                continue;
-            if (t[i].usable == NULL || t[i].usable(v, a))
-                return &t[i];
-            umpi_debug(1, "%s: algorithm %s (forced) cannot run this call; the cost model chooses",
-                       umpi__kind_names[a->kind], forced);
-            break;
-        }
-    }
+    int n;
+    const umpi_coll_algo_t *t = umpi_coll_algos(a->kind, a->comm->is_inter, &n);
+    const umpi_coll_algo_t *forced = umpi__forced(t, n, v, a);
+    if (forced != NULL)
+        return forced;
+
+    /* The parameters the call is priced with: its link class's, oversubscribed ones when ranks
+     * outnumber the cores of a node. Across nodes the members of a node share its network link: a
+     * flat algorithm whose members all send at once gets 1 / max_ppn of the bandwidth each (the
+     * hierarchical formulas price their leaders' phase, one member per node, with the unshared NET
+     * values themselves). */
     umpi_link_t link = umpi_coll_link(a->comm, v);
-    umpi_coll_cost_t eff = link == UMPI_LINK_SHM && umpi_progress_oversubscribed ? umpi_coll_cost_oversubscribed
-                                                                                  : umpi_coll_cost[link];
-    /* Across nodes, the members of a node share its network link: a flat algorithm whose members
-     * all send at once gets 1 / max_ppn of the bandwidth each (part hier2). The hierarchical
-     * formulas price their leaders' phase (one member per node) with the unshared NET values. */
+    int oversubscribed = link == UMPI_LINK_SHM && umpi_progress_oversubscribed;
+    umpi_coll_cost_t eff = oversubscribed ? umpi_coll_cost_oversubscribed : umpi_coll_cost[link];
     if (link == UMPI_LINK_NET && shape->max_ppn > 1)
         eff.beta *= shape->max_ppn;
-    const umpi_coll_cost_t *cost = &eff;
-    /* part perf4: oversubscribed, a call of at most UMPI__CALL_CACHED bytes keeps all its pieces
-     * in the cache, and its critical path moves them at beta_cached (measured with messages of
-     * that size). Larger calls keep beta: at 128-256 KiB the whole-vector algorithms measured out
-     * of the cache (binomial reduce, 4 ranks, 256 KiB: 77-157 us against 19-26 segmented). The
-     * work estimates keep beta (part perf3's fit). Measured: allreduce 4 ranks, 32-64 KiB, reduce +
-     * bcast beats Rabenseifner (bench/NOTES.md, parts perf3 and perf4). */
-    umpi_coll_cost_t cp_eff = eff;
-    if (link == UMPI_LINK_SHM && umpi_progress_oversubscribed && a->bytes <= UMPI__CALL_CACHED &&
-        eff.beta_cached > 0)
+    umpi_coll_cost_t cp_eff = eff; /* the critical path's */
+    if (oversubscribed && a->bytes <= UMPI__CALL_CACHED && eff.beta_cached > 0)
         cp_eff.beta = eff.beta_cached;
+
     const umpi_coll_algo_t *best = NULL;
     double best_t = 0, best_w = 0;
     for (int i = 0; i < n; i++) {
@@ -367,24 +370,17 @@ const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_c
             continue;
         }
         double est = t[i].cost ? t[i].cost(&cp_eff, v->size, (double) a->bytes, shape) : 0, w = 0;
-        /* part perf3: oversubscribed, the total work over the cores when it is the larger */
-        if (t[i].work != NULL && link == UMPI_LINK_SHM && umpi_progress_oversubscribed) {
-            w = t[i].work(cost, v->size, (double) a->bytes) / umpi_progress_cores;
+        /* oversubscribed: the total work over the cores when it is the larger */
+        if (t[i].work != NULL && oversubscribed) {
+            w = t[i].work(&eff, v->size, (double) a->bytes) / umpi_progress_cores;
             umpi_debug(2, "%s candidate %s: critical path %.3f us, work / %d cores %.3f us",
                        umpi__kind_names[a->kind], t[i].name, est, umpi_progress_cores, w);
             if (w > est)
                 est = w;
         }
-        /* UMPI_DEBUG=2: every candidate with its estimate (part hier2) */
         umpi_debug(2, "%s candidate %s: estimated %.3f us (%d members, %zu bytes, %d nodes, at most %d per node)",
                    umpi__kind_names[a->kind], t[i].name, est, v->size, a->bytes, shape->nnodes,
                    shape->max_ppn);
-        /* part perf4: oversubscribed, estimates within UMPI__TIE of each other are the same time
-         * to this model; the one with less work wins then (it gives the shared cores back to the
-         * other ranks sooner). The linear barrier ties dissemination so at 4 ranks on 2 cores;
-         * releasing member 0 first, it makes a broadcast from it that follows 5-15x faster (median),
-         * a reduce or a one-round alltoall 1.3-1.6x, but a 1 KiB recursive-doubling allreduce or
-         * allgather, whose members then start staggered, 1.3-1.6x slower (bench/NOTES.md, perf4). */
         int better;
         if (best == NULL)
             better = 1;

@@ -65,7 +65,7 @@ typedef struct umpi_coll_args {
     umpi_dtype_t **sdts, **rdts;         /* w variants (decoded) */
     umpi_op_t *op;
     int root;
-    size_t bytes;                        /* the message size the cost model uses (see select.c) */
+    size_t bytes;                        /* the message size the cost model uses (algo_cost.c: per kind) */
 } umpi_coll_args_t;
 
 /* Adds this process's steps of the collective to s. An MPI error code. */
@@ -80,13 +80,13 @@ typedef struct umpi_coll_algo {
      * communicator (umpi_coll_cost.h). */
     double (*cost)(const umpi_coll_cost_t *c, int p, double n, const umpi_coll_shape_t *shape);
     const char *doc;           /* one line for umpi_info */
-    /* part perf3: the work of ALL members together in us (bytes moved and reduced, messages
-     * started, summed over the members), same arguments; NULL: not stated. Oversubscribed the
-     * cores are the bottleneck, and select.c prices max(cost, work / cores). */
+    /* The work of ALL members together in us (bytes moved and reduced, messages started, summed
+     * over the members), same arguments; NULL: not stated. Oversubscribed the cores are the
+     * bottleneck, and select.c prices max(cost, work / cores). */
     double (*work)(const umpi_coll_cost_t *c, int p, double n);
-    /* part small: the same messages for a blocking call over two members, sent straight from the
-     * call without a schedule (pair.c): 0 when it cannot take the call, else 1 and the MPI error
-     * code in *err; NULL: none */
+    /* The same messages for a blocking call over two members, sent straight from the call without
+     * a schedule (pair.c): 0 when it cannot take the call, else 1 and the MPI error code in *err;
+     * NULL: none */
     int (*pair)(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err);
 } umpi_coll_algo_t;
 
@@ -131,13 +131,13 @@ typedef struct umpi_coll_comm {
     umpi_coll_view_t node;    /* the members on my node, in rank order */
     umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
     int *node_world, *node_src, *leader_world, *leader_src;
-    /* part perf: each kind's last choice (post.c): the same call again skips the cost model */
+    /* each kind's last choice (post.c): the same call again skips the cost model */
     struct {
         const umpi_coll_algo_t *algo; /* NULL: none yet */
         size_t bytes;
         int commutative;
     } last[UMPI_COLL_NKINDS];
-    struct umpi_coll_nccl *nccl; /* issue 5: its NCCL communicator (src/coll/nccl.c), NULL until used */
+    struct umpi_coll_nccl *nccl; /* its NCCL communicator (src/coll/nccl.c), NULL until used */
     /* each kind's last blocking schedule and the arguments it was built for: the same call again
      * runs it again instead of building it (post.c); s NULL: none */
     struct umpi_coll_kept {
@@ -170,7 +170,7 @@ int umpi_coll_node_of(int world_rank);
 const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
     __attribute__((visibility("default")));
 
-/* part small: two-member blocking paths (pair.c), one per algorithm they stand for */
+/* Two-member blocking paths (pair.c), one per algorithm they stand for. */
 #define UMPI_COLL_PAIR(fn) int fn(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err)
 UMPI_COLL_PAIR(umpi_barrier_pair);      /* dissemination */
 UMPI_COLL_PAIR(umpi_bcast_pair);        /* binomial */
@@ -210,21 +210,55 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
     return (char *) buf + i * dt->extent;
 }
 
-/* ---- the algorithms (src/coll/algo/), listed in select.c's tables ---------------------------- */
+/* ---- the algorithms (src/coll/algo/, one per file), listed in select.c's tables ----------------- */
 
 #define UMPI_COLL_ALGO(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
 UMPI_COLL_ALGO(umpi_barrier_dissemination);
-UMPI_COLL_ALGO(umpi_bcast_binomial);
-UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
-/* hierarchical (lead) */
 UMPI_COLL_ALGO(umpi_barrier_hier);
+UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
+UMPI_COLL_ALGO(umpi_barrier_linear);
+UMPI_COLL_ALGO(umpi_bcast_binomial);
 UMPI_COLL_ALGO(umpi_bcast_hier);
+UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
+UMPI_COLL_ALGO(umpi_bcast_pipeline);
+UMPI_COLL_ALGO(umpi_bcast_linear);
+UMPI_COLL_ALGO(umpi_gather_binomial);
+UMPI_COLL_ALGO(umpi_gather_linear);
+UMPI_COLL_ALGO(umpi_gather_hier);
+UMPI_COLL_ALGO(umpi_gatherv_linear);
+UMPI_COLL_ALGO(umpi_scatter_binomial);
+UMPI_COLL_ALGO(umpi_scatter_linear);
+UMPI_COLL_ALGO(umpi_scatter_hier);
+UMPI_COLL_ALGO(umpi_scatterv_linear);
+UMPI_COLL_ALGO(umpi_allgather_ring);
+UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
+UMPI_COLL_ALGO(umpi_allgather_bruck);
+UMPI_COLL_ALGO(umpi_allgather_hier);
+UMPI_COLL_ALGO(umpi_allgatherv_ring);
+UMPI_COLL_ALGO(umpi_allgatherv_linear);
+UMPI_COLL_ALGO(umpi_alltoall_pairwise);
+UMPI_COLL_ALGO(umpi_alltoall_bruck);
+UMPI_COLL_ALGO(umpi_alltoall_linear);
+UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
+UMPI_COLL_ALGO(umpi_alltoallv_linear);
+UMPI_COLL_ALGO(umpi_reduce_binomial);
+UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_reduce_hier);
+UMPI_COLL_ALGO(umpi_reduce_pipeline);
+UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
+UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
 UMPI_COLL_ALGO(umpi_allreduce_hier);
-int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-
-/* -- part c3: intercommunicator and neighbourhood collectives -- */
-UMPI_COLL_ALGO(umpi_neighbor_linear);
+UMPI_COLL_ALGO(umpi_allreduce_ring);
+UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
+UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
+UMPI_COLL_ALGO(umpi_allreduce_hier_large);
+UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
+UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
+UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
+UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_scan_linear);
+UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
+UMPI_COLL_ALGO(umpi_exscan_linear);
 UMPI_COLL_ALGO(umpi_inter_barrier);
 UMPI_COLL_ALGO(umpi_inter_bcast);
 UMPI_COLL_ALGO(umpi_inter_gather);
@@ -240,6 +274,15 @@ UMPI_COLL_ALGO(umpi_inter_reduce);
 UMPI_COLL_ALGO(umpi_inter_allreduce);
 UMPI_COLL_ALGO(umpi_inter_reduce_scatter);
 UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block);
+UMPI_COLL_ALGO(umpi_neighbor_linear);
+
+/* usable() of the hierarchical algorithms: a communicator spanning nodes with several members on one;
+ * _commutative: and a commutative op (they combine node by node, not in rank order) */
+int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+/* usable() of allgather recursive_doubling: p a power of two */
+int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+
 /* The neighbours of my process in c's topology, in the standard's order (MPI_PROC_NULL where a
  * Cartesian grid ends): *in / *out are malloc'ed (the caller frees them); MPI_ERR_TOPOLOGY when c
  * carries no topology. */
@@ -254,58 +297,6 @@ int umpi_coll_inter_bcast_local(umpi_sched_t *s, const umpi_coll_view_t *lv, voi
 /* Reduce_scatter (counts[i] elements for member i) or its block form (counts NULL: count each). */
 int umpi_coll_inter_reduce_scatter_counts(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
                                           const MPI_Count *counts, MPI_Count count);
-
-/* part c1: gather, scatter, allgather, alltoall families (alltoallw runs the alltoallv builders) */
-UMPI_COLL_ALGO(umpi_gather_binomial);
-UMPI_COLL_ALGO(umpi_gather_linear);
-UMPI_COLL_ALGO(umpi_gatherv_linear);
-UMPI_COLL_ALGO(umpi_scatter_binomial);
-UMPI_COLL_ALGO(umpi_scatter_linear);
-UMPI_COLL_ALGO(umpi_scatterv_linear);
-UMPI_COLL_ALGO(umpi_allgather_ring);
-UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
-int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-UMPI_COLL_ALGO(umpi_allgather_bruck);
-UMPI_COLL_ALGO(umpi_allgatherv_ring);
-UMPI_COLL_ALGO(umpi_allgatherv_linear);
-UMPI_COLL_ALGO(umpi_alltoall_pairwise);
-UMPI_COLL_ALGO(umpi_alltoall_bruck);
-UMPI_COLL_ALGO(umpi_alltoall_linear);
-UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
-UMPI_COLL_ALGO(umpi_alltoallv_linear);
-
-/* ---- reductions, more broadcast and barrier algorithms (issue 4, part c2) ---------------------- */
-UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
-UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
-UMPI_COLL_ALGO(umpi_bcast_pipeline);
-UMPI_COLL_ALGO(umpi_reduce_binomial);
-UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_allreduce_ring);
-UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
-UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
-UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
-UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
-UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_scan_linear);
-UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_exscan_linear);
-
-/* ---- more hierarchical algorithms (issue 4, part hier2); usable: umpi_coll_hier_usable[_commutative] ---- */
-UMPI_COLL_ALGO(umpi_reduce_hier);
-UMPI_COLL_ALGO(umpi_allgather_hier);
-UMPI_COLL_ALGO(umpi_gather_hier);
-UMPI_COLL_ALGO(umpi_scatter_hier);
-UMPI_COLL_ALGO(umpi_allreduce_hier_large);
-
-/* ---- small collectives when ranks outnumber cores (issue 4, part perf2) ------------------------------ */
-UMPI_COLL_ALGO(umpi_bcast_linear);
-
-/* ---- segmented reduce (issue 4, part perf4): segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree ---- */
-UMPI_COLL_ALGO(umpi_reduce_pipeline);
-UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
-/* fan-in/fan-out barrier: member 0 leaves first (part perf4) */
-UMPI_COLL_ALGO(umpi_barrier_linear);
 
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)

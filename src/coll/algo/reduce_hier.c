@@ -1,5 +1,5 @@
 /*
- * Reduce, hierarchical (part hier2; the node structure is in src/coll/hier.c), commutative ops:
+ * Reduce, hierarchical (the node structure is in src/coll/hier.c), commutative ops:
  * a binomial reduce inside each node to its leader, a binomial reduce among the leaders to the
  * leader of the root's node, and a last message to the root when it does not lead its node. The
  * contributions are combined node by node, not in rank order: commutative ops only.

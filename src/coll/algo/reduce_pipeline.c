@@ -4,8 +4,8 @@
  * segment t - 1 (which its children sent in phase t - 1) and sends it to its parent while its
  * children's segment t arrives, so the members of every level work at once and each piece is
  * received, reduced and sent on while it is still in the cache. A binomial reduce of a large
- * vector instead reduces the whole vector per round, out of the cache (bench/NOTES.md, part
- * perf4).
+ * vector instead reduces the whole vector per round, out of the cache (bench/NOTES.md, "segmented
+ * reduce, the barrier's exit order, cached pieces").
  *
  * Two tree shapes: a chain (`pipeline`: every member has one child, the segments need p - 2 +
  * nseg steps; the root takes in the vector once) and a binomial tree (`tree_pipeline`: log2 p
