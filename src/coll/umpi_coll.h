@@ -8,10 +8,11 @@
  * the nonblocking one (a request whose schedule progresses in the background) and the persistent
  * one (built at _init, restarted by MPI_Start).
  *
- * Each collective kind has a table of algorithms (select.c). The cost model picks the cheapest
- * usable one for the call from the number of members, the bytes and the link class between them;
- * UMPI_<COLL>_ALGORITHM=<name> forces one (an algorithm that cannot run the call falls back to
- * the model's choice, with a debug message). UMPI_DEBUG=1 prints every choice.
+ * Each collective kind (coll_kinds.def) has a table of algorithms (algo/algos.def, the one list of
+ * them; select.c makes the tables). The cost model picks the cheapest usable one for the call from
+ * the number of members, the bytes and the link class between them; UMPI_<COLL>_ALGORITHM=<name>
+ * forces one (an algorithm that cannot run the call falls back to the model's choice, with a debug
+ * message). UMPI_DEBUG=1 prints every choice.
  */
 #ifndef UMPI_COLL_H
 #define UMPI_COLL_H
@@ -20,29 +21,11 @@
 #include "coll/umpi_sched.h"
 #include "core/umpi_err.h"
 
+/* The collective kinds (coll_kinds.def). */
 typedef enum {
-    UMPI_COLL_BARRIER,
-    UMPI_COLL_BCAST,
-    UMPI_COLL_GATHER,
-    UMPI_COLL_GATHERV,
-    UMPI_COLL_SCATTER,
-    UMPI_COLL_SCATTERV,
-    UMPI_COLL_ALLGATHER,
-    UMPI_COLL_ALLGATHERV,
-    UMPI_COLL_ALLTOALL,
-    UMPI_COLL_ALLTOALLV,
-    UMPI_COLL_ALLTOALLW,
-    UMPI_COLL_REDUCE,
-    UMPI_COLL_ALLREDUCE,
-    UMPI_COLL_REDUCE_SCATTER,
-    UMPI_COLL_REDUCE_SCATTER_BLOCK,
-    UMPI_COLL_SCAN,
-    UMPI_COLL_EXSCAN,
-    UMPI_COLL_NEIGHBOR_ALLGATHER,
-    UMPI_COLL_NEIGHBOR_ALLGATHERV,
-    UMPI_COLL_NEIGHBOR_ALLTOALL,
-    UMPI_COLL_NEIGHBOR_ALLTOALLV,
-    UMPI_COLL_NEIGHBOR_ALLTOALLW,
+#define UMPI_COLL_KIND(KIND, name, Mpi, knob) UMPI_COLL_##KIND,
+#include "coll/coll_kinds.def"
+#undef UMPI_COLL_KIND
     UMPI_COLL_NKINDS
 } umpi_coll_kind_t;
 
@@ -210,71 +193,17 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
     return (char *) buf + i * dt->extent;
 }
 
-/* ---- the algorithms (src/coll/algo/, one per file), listed in select.c's tables ----------------- */
+/* ---- the algorithms (src/coll/algo/, one per file), listed in algo/algos.def ------------------------ */
 
-#define UMPI_COLL_ALGO(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
-UMPI_COLL_ALGO(umpi_barrier_dissemination);
-UMPI_COLL_ALGO(umpi_barrier_hier);
-UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
-UMPI_COLL_ALGO(umpi_barrier_linear);
-UMPI_COLL_ALGO(umpi_bcast_binomial);
-UMPI_COLL_ALGO(umpi_bcast_hier);
-UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
-UMPI_COLL_ALGO(umpi_bcast_pipeline);
-UMPI_COLL_ALGO(umpi_bcast_linear);
-UMPI_COLL_ALGO(umpi_gather_binomial);
-UMPI_COLL_ALGO(umpi_gather_linear);
-UMPI_COLL_ALGO(umpi_gather_hier);
-UMPI_COLL_ALGO(umpi_gatherv_linear);
-UMPI_COLL_ALGO(umpi_scatter_binomial);
-UMPI_COLL_ALGO(umpi_scatter_linear);
-UMPI_COLL_ALGO(umpi_scatter_hier);
-UMPI_COLL_ALGO(umpi_scatterv_linear);
-UMPI_COLL_ALGO(umpi_allgather_ring);
-UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
-UMPI_COLL_ALGO(umpi_allgather_bruck);
-UMPI_COLL_ALGO(umpi_allgather_hier);
-UMPI_COLL_ALGO(umpi_allgatherv_ring);
-UMPI_COLL_ALGO(umpi_allgatherv_linear);
-UMPI_COLL_ALGO(umpi_alltoall_pairwise);
-UMPI_COLL_ALGO(umpi_alltoall_bruck);
-UMPI_COLL_ALGO(umpi_alltoall_linear);
-UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
-UMPI_COLL_ALGO(umpi_alltoallv_linear);
-UMPI_COLL_ALGO(umpi_reduce_binomial);
-UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_reduce_hier);
-UMPI_COLL_ALGO(umpi_reduce_pipeline);
-UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
-UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
-UMPI_COLL_ALGO(umpi_allreduce_hier);
-UMPI_COLL_ALGO(umpi_allreduce_ring);
-UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
-UMPI_COLL_ALGO(umpi_allreduce_hier_large);
-UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
-UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
-UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
-UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_scan_linear);
-UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_exscan_linear);
-UMPI_COLL_ALGO(umpi_inter_barrier);
-UMPI_COLL_ALGO(umpi_inter_bcast);
-UMPI_COLL_ALGO(umpi_inter_gather);
-UMPI_COLL_ALGO(umpi_inter_gatherv);
-UMPI_COLL_ALGO(umpi_inter_scatter);
-UMPI_COLL_ALGO(umpi_inter_scatterv);
-UMPI_COLL_ALGO(umpi_inter_allgather);
-UMPI_COLL_ALGO(umpi_inter_allgatherv);
-UMPI_COLL_ALGO(umpi_inter_alltoall);
-UMPI_COLL_ALGO(umpi_inter_alltoallv);
-UMPI_COLL_ALGO(umpi_inter_alltoallw);
-UMPI_COLL_ALGO(umpi_inter_reduce);
-UMPI_COLL_ALGO(umpi_inter_allreduce);
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter);
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block);
-UMPI_COLL_ALGO(umpi_neighbor_linear);
+/* An algorithm's build function (umpi_coll_build_fn): UMPI_COLL_BUILD(umpi_x) { ... } in algo/x.c. */
+#define UMPI_COLL_BUILD(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
+#define UMPI_COLL_TABLE(KIND, COMM, ...) __VA_ARGS__
+#define UMPI_COLL_TABLE_OF(KIND, COMM, OTHER)
+#define UMPI_COLL_ALGO(name, fn, usable, time, work, pair, doc) UMPI_COLL_BUILD(fn);
+#include "coll/algo/algos.def"
+#undef UMPI_COLL_TABLE
+#undef UMPI_COLL_TABLE_OF
+#undef UMPI_COLL_ALGO
 
 /* usable() of the hierarchical algorithms: a communicator spanning nodes with several members on one;
  * _commutative: and a commutative op (they combine node by node, not in rank order) */
@@ -282,6 +211,10 @@ int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 /* usable() of allgather recursive_doubling: p a power of two */
 int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+/* The segmented reduce of the pipeline and tree_pipeline algorithms (algo/reduce_segmented.c):
+ * segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree. */
+enum { UMPI_COLL_SEG_CHAIN, UMPI_COLL_SEG_BINOMIAL };
+int umpi_coll_reduce_segmented(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a, int shape);
 
 /* The neighbours of my process in c's topology, in the standard's order (MPI_PROC_NULL where a
  * Cartesian grid ends): *in / *out are malloc'ed (the caller frees them); MPI_ERR_TOPOLOGY when c

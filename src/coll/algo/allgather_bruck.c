@@ -6,7 +6,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_allgather_bruck)
+UMPI_COLL_BUILD(umpi_allgather_bruck)
 {
     int p = v->size, r = v->rank;
     size_t blk = a->bytes;

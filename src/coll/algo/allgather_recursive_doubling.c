@@ -11,7 +11,7 @@ int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const um
     return (v->size & (v->size - 1)) == 0;
 }
 
-UMPI_COLL_ALGO(umpi_allgather_recursive_doubling)
+UMPI_COLL_BUILD(umpi_allgather_recursive_doubling)
 {
     int p = v->size, r = v->rank, sep = a->sbuf != MPI_IN_PLACE;
     void *own = umpi_coll_block(a->rbuf, r, a->rcount, a->rdt);

@@ -5,7 +5,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_allgather_ring)
+UMPI_COLL_BUILD(umpi_allgather_ring)
 {
     int p = v->size, r = v->rank;
     if (a->sbuf != MPI_IN_PLACE)

@@ -4,7 +4,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_allgatherv_linear)
+UMPI_COLL_BUILD(umpi_allgatherv_linear)
 {
     int p = v->size, r = v->rank;
     umpi_coll_blk_t me = umpi_coll_rblk(a, r);

@@ -14,7 +14,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_allreduce_hier_large)
+UMPI_COLL_BUILD(umpi_allreduce_hier_large)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -7,7 +7,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_alltoall_bruck)
+UMPI_COLL_BUILD(umpi_alltoall_bruck)
 {
     int p = v->size, r = v->rank;
     size_t blk = a->bytes;

@@ -4,7 +4,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_alltoall_linear)
+UMPI_COLL_BUILD(umpi_alltoall_linear)
 {
     int p = v->size, r = v->rank;
     const void *sbuf = a->sbuf;

@@ -5,7 +5,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_alltoall_pairwise)
+UMPI_COLL_BUILD(umpi_alltoall_pairwise)
 {
     int p = v->size, r = v->rank, pow2 = (p & (p - 1)) == 0;
     const void *sbuf = a->sbuf;

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-UMPI_COLL_ALGO(umpi_alltoallv_linear)
+UMPI_COLL_BUILD(umpi_alltoallv_linear)
 {
     int p = v->size, r = v->rank;
     umpi_coll_blk_t *sb = malloc((size_t) p * sizeof(*sb));

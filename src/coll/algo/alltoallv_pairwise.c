@@ -8,7 +8,7 @@
 
 #include <stdlib.h>
 
-UMPI_COLL_ALGO(umpi_alltoallv_pairwise)
+UMPI_COLL_BUILD(umpi_alltoallv_pairwise)
 {
     int p = v->size, r = v->rank, pow2 = (p & (p - 1)) == 0;
     umpi_coll_blk_t *sb = malloc((size_t) p * sizeof(*sb));

@@ -7,7 +7,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_bcast_linear)
+UMPI_COLL_BUILD(umpi_bcast_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)

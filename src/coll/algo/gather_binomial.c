@@ -6,7 +6,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_gather_binomial)
+UMPI_COLL_BUILD(umpi_gather_binomial)
 {
     int p = v->size, root = a->root, vr = (v->rank - root + p) % p;
     size_t blk = a->bytes;

@@ -8,7 +8,7 @@
  */
 #include "hier_blocks.h"
 
-UMPI_COLL_ALGO(umpi_gather_hier)
+UMPI_COLL_BUILD(umpi_gather_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

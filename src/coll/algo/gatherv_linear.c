@@ -4,7 +4,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_gatherv_linear)
+UMPI_COLL_BUILD(umpi_gatherv_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)

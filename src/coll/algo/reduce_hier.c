@@ -6,7 +6,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_hier)
+UMPI_COLL_BUILD(umpi_reduce_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -4,7 +4,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_scatter_linear)
+UMPI_COLL_BUILD(umpi_scatter_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)

@@ -4,7 +4,7 @@
  */
 #include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_scatterv_linear)
+UMPI_COLL_BUILD(umpi_scatterv_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)
