@@ -1,6 +1,7 @@
 /*
  * The gather, scatter, allgather and alltoall families (Gather(v), Scatter(v), Allgather(v),
- * Alltoall(v,w)) in their blocking, nonblocking and persistent forms.
+ * Alltoall(v,w)), each the one implementation of its blocking, nonblocking and persistent forms
+ * (coll.c says how).
  *
  * The generated bindings pass the arguments that only some processes use (the root's buffers,
  * what MPI_IN_PLACE makes meaningless) raw: the functions here check them where they are
@@ -94,8 +95,8 @@ static int umpi__inplace_allowed(const umpi_comm_t *comm, const void *buf, const
 
 /* ---- gather ------------------------------------------------------------------------------------ */
 
-static int umpi__gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                        MPI_Datatype rtype, int root, umpi_comm_t *comm, int mode, MPI_Request *request)
+int umpi_impl_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                     MPI_Datatype rtype, int root, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_GATHER, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .root = root};
     int at_root = umpi_check_at_root(root, comm), err = MPI_SUCCESS;
@@ -115,35 +116,11 @@ static int umpi__gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_gather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr)
-{
-    return umpi__gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                        UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_igather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr,
-                      MPI_Request *request)
-{
-    return umpi__gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                        UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_gather_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr, MPI_Info info,
-                          MPI_Request *request)
-{
-    (void) info;
-    return umpi__gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                        UMPI_COLL_PERSISTENT, request);
-}
-
 /* ---- gatherv ----------------------------------------------------------------------------------- */
 
-static int umpi__gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
-                         const MPI_Aint *displs, MPI_Datatype rtype, int root, umpi_comm_t *comm, int mode,
-                         MPI_Request *request)
+int umpi_impl_gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
+                      const MPI_Aint *displs, MPI_Datatype rtype, int root, umpi_comm_t *comm, umpi_coll_mode_t mode,
+                      MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_GATHERV, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .root = root};
     int at_root = umpi_check_at_root(root, comm), err = MPI_SUCCESS;
@@ -169,35 +146,10 @@ static int umpi__gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_gatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                      umpi_comm_t *comm_ptr)
-{
-    return umpi__gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm_ptr,
-                         UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_igatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                       umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    return umpi__gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm_ptr,
-                         UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_gatherv_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
-                           umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm_ptr,
-                         UMPI_COLL_PERSISTENT, request);
-}
-
 /* ---- scatter ----------------------------------------------------------------------------------- */
 
-static int umpi__scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
-                         MPI_Datatype rtype, int root, umpi_comm_t *comm, int mode, MPI_Request *request)
+int umpi_impl_scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                      MPI_Datatype rtype, int root, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_SCATTER, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .root = root};
     int at_root = umpi_check_at_root(root, comm), err = MPI_SUCCESS;
@@ -217,35 +169,11 @@ static int umpi__scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_scatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr)
-{
-    return umpi__scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                         UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_iscatter(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr,
-                       MPI_Request *request)
-{
-    return umpi__scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                         UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_scatter_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                           MPI_Count recvcount, MPI_Datatype recvtype, int root, umpi_comm_t *comm_ptr, MPI_Info info,
-                           MPI_Request *request)
-{
-    (void) info;
-    return umpi__scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                         UMPI_COLL_PERSISTENT, request);
-}
-
 /* ---- scatterv ---------------------------------------------------------------------------------- */
 
-static int umpi__scatterv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs, MPI_Datatype stype,
-                          void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, umpi_comm_t *comm, int mode,
-                          MPI_Request *request)
+int umpi_impl_scatterv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs, MPI_Datatype stype,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, umpi_comm_t *comm,
+                       umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_SCATTERV, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .root = root};
     int at_root = umpi_check_at_root(root, comm), err = MPI_SUCCESS;
@@ -271,37 +199,12 @@ static int umpi__scatterv(const void *sbuf, const MPI_Count *scounts, const MPI_
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       umpi_comm_t *comm_ptr)
-{
-    return umpi__scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                          UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_iscatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                        umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    return umpi__scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                          UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_scatterv_init(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                            umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm_ptr,
-                          UMPI_COLL_PERSISTENT, request);
-}
-
-/* ---- allgather --------------------------------------------------------------------------------- */
+/* ---- allgather and alltoall ----------------------------------------------------------------------- */
 
 /* Allgather and Alltoall take the same arguments: a block per process on each side. */
 static int umpi__blocks_each(umpi_coll_kind_t kind, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
-                             void *rbuf, MPI_Count rcount, umpi_dtype_t *rdt, umpi_comm_t *comm, int mode,
-                             MPI_Request *request)
+                             void *rbuf, MPI_Count rcount, umpi_dtype_t *rdt, umpi_comm_t *comm,
+                             umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = kind, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .rcount = rcount,
                           .rdt = rdt, .bytes = (size_t) (rcount * rdt->size)};
@@ -316,34 +219,23 @@ static int umpi__blocks_each(umpi_coll_kind_t kind, const void *sbuf, MPI_Count 
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_allgather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
+int umpi_impl_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                        umpi_dtype_t *rdt, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_BLOCKING, NULL);
+    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sbuf, scount, stype, rbuf, rcount, rdt, comm, mode, request);
 }
 
-int umpi_impl_iallgather(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
+int umpi_impl_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                       umpi_dtype_t *rdt, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_allgather_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                             MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Info info,
-                             MPI_Request *request)
-{
-    (void) info;
-    return umpi__blocks_each(UMPI_COLL_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_PERSISTENT, request);
+    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sbuf, scount, stype, rbuf, rcount, rdt, comm, mode, request);
 }
 
 /* ---- allgatherv -------------------------------------------------------------------------------- */
 
-static int umpi__allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                            const MPI_Count *rcounts, const MPI_Aint *displs, umpi_dtype_t *rdt, umpi_comm_t *comm,
-                            int mode, MPI_Request *request)
+int umpi_impl_allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf, const MPI_Count *rcounts,
+                         const MPI_Aint *displs, umpi_dtype_t *rdt, umpi_comm_t *comm, umpi_coll_mode_t mode,
+                         MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_ALLGATHERV, .comm = comm, .sbuf = sbuf, .rbuf = rbuf,
                           .rcounts = rcounts, .rdispls = displs, .rdt = rdt};
@@ -365,63 +257,14 @@ static int umpi__allgatherv(const void *sbuf, MPI_Count scount, MPI_Datatype sty
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_allgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         const MPI_Count recvcounts[], const MPI_Aint displs[], umpi_dtype_t *recvtype_ptr,
-                         umpi_comm_t *comm_ptr)
-{
-    return umpi__allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype_ptr, comm_ptr,
-                            UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_iallgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                          const MPI_Count recvcounts[], const MPI_Aint displs[], umpi_dtype_t *recvtype_ptr,
-                          umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    return umpi__allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype_ptr, comm_ptr,
-                            UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_allgatherv_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint displs[], umpi_dtype_t *recvtype_ptr,
-                              umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype_ptr, comm_ptr,
-                            UMPI_COLL_PERSISTENT, request);
-}
-
-/* ---- alltoall ---------------------------------------------------------------------------------- */
-
-int umpi_impl_alltoall(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
-{
-    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ialltoall(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_alltoall_init(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Info info,
-                            MPI_Request *request)
-{
-    (void) info;
-    return umpi__blocks_each(UMPI_COLL_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype_ptr,
-                             comm_ptr, UMPI_COLL_PERSISTENT, request);
-}
-
 /* ---- alltoallv / alltoallw --------------------------------------------------------------------- */
 
 /* Both kinds: stypes/rtypes (w) or stype/rdt (v). */
 static int umpi__alltoallvw(umpi_coll_kind_t kind, const void *sbuf, const MPI_Count *scounts,
                             const MPI_Aint *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf,
                             const MPI_Count *rcounts, const MPI_Aint *rdispls, umpi_dtype_t *rdt,
-                            const MPI_Datatype *rtypes, umpi_comm_t *comm, int mode, MPI_Request *request)
+                            const MPI_Datatype *rtypes, umpi_comm_t *comm, umpi_coll_mode_t mode,
+                            MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = kind, .comm = comm, .sbuf = sbuf, .rbuf = rbuf, .rcounts = rcounts,
                           .rdispls = rdispls, .rdt = rdt};
@@ -455,55 +298,18 @@ static int umpi__alltoallvw(umpi_coll_kind_t kind, const void *sbuf, const MPI_C
     return err;
 }
 
-int umpi_impl_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                        umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
+int umpi_impl_alltoallv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls, MPI_Datatype stype,
+                        void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls, umpi_dtype_t *rdt,
+                        umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
-                            rdispls, recvtype_ptr, NULL, comm_ptr, UMPI_COLL_BLOCKING, NULL);
+    return umpi__alltoallvw(UMPI_COLL_ALLTOALLV, sbuf, scounts, sdispls, stype, NULL, rbuf, rcounts, rdispls, rdt,
+                            NULL, comm, mode, request);
 }
 
-int umpi_impl_ialltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                         umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
+int umpi_impl_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                        const MPI_Datatype *stypes, void *rbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                        const MPI_Datatype *rtypes, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
-                            rdispls, recvtype_ptr, NULL, comm_ptr, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_alltoallv_init(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Info info,
-                             MPI_Request *request)
-{
-    (void) info;
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLV, sendbuf, sendcounts, sdispls, sendtype, NULL, recvbuf, recvcounts,
-                            rdispls, recvtype_ptr, NULL, comm_ptr, UMPI_COLL_PERSISTENT, request);
-}
-
-int umpi_impl_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm_ptr)
-{
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLW, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
-                            recvcounts, rdispls, NULL, recvtypes, comm_ptr, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ialltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm_ptr,
-                         MPI_Request *request)
-{
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLW, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
-                            recvcounts, rdispls, NULL, recvtypes, comm_ptr, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_alltoallw_init(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                             const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm_ptr,
-                             MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__alltoallvw(UMPI_COLL_ALLTOALLW, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf,
-                            recvcounts, rdispls, NULL, recvtypes, comm_ptr, UMPI_COLL_PERSISTENT, request);
+    return umpi__alltoallvw(UMPI_COLL_ALLTOALLW, sbuf, scounts, sdispls, MPI_DATATYPE_NULL, stypes, rbuf, rcounts,
+                            rdispls, NULL, rtypes, comm, mode, request);
 }

@@ -1,9 +1,9 @@
 /*
- * The reduction collectives (Reduce, Reduce_scatter, Reduce_scatter_block, Scan, Exscan) in
- * their blocking, nonblocking and persistent forms, on intracommunicators. As in coll.c: one
- * function per collective fills umpi_coll_args_t, checks what the generated binding cannot
- * (the op against the datatype, aliased buffers, arguments that matter at some processes only,
- * per-process counts) and hands it to umpi_coll_run in the mode of the entry point.
+ * The reduction collectives (Reduce, Allreduce, Reduce_scatter, Reduce_scatter_block, Scan,
+ * Exscan), each the one implementation of its blocking, nonblocking and persistent forms (coll.c
+ * says how): it fills umpi_coll_args_t, checks what the generated binding cannot (the op against
+ * the datatype, aliased buffers, arguments that matter at some processes only, per-process
+ * counts) and hands it to umpi_coll_run in the form it was called in.
  */
 #include "coll/umpi_coll.h"
 #include "mpi/gen/umpi_impl.h"
@@ -29,8 +29,8 @@ static int umpi__no_in_place(const void *sendbuf, const char *where)
 
 /* ---- reduce ------------------------------------------------------------------------------------ */
 
-static int umpi__reduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op, int root,
-                        umpi_comm_t *comm, int mode, MPI_Request *request)
+int umpi_impl_reduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op, int root,
+                     umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_REDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
                           .scount = count, .rcount = count, .root = root};
@@ -54,30 +54,28 @@ static int umpi__reduce(const void *sendbuf, void *recvbuf, MPI_Count count, ump
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_reduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Op op,
-                     int root, umpi_comm_t *comm_ptr)
-{
-    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_BLOCKING, NULL);
-}
+/* ---- allreduce -------------------------------------------------------------------------------- */
 
-int umpi_impl_ireduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, MPI_Op op,
-                      int root, umpi_comm_t *comm_ptr, MPI_Request *request)
+int umpi_impl_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op,
+                        umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_reduce_init(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr,
-                          MPI_Op op, int root, umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__reduce(sendbuf, recvbuf, count, datatype_ptr, op, root, comm_ptr, UMPI_COLL_PERSISTENT, request);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_ALLREDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
+                          .scount = count, .rcount = count};
+    int err = umpi__reduction_args(&a, op, dt, count);
+    if (err == MPI_SUCCESS && comm->is_inter && sendbuf == MPI_IN_PLACE)
+        err = umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument 'sendbuf' is not allowed on an "
+                              "intercommunicator");
+    if (err != MPI_SUCCESS)
+        return err;
+    return umpi_coll_run(&a, mode, request);
 }
 
 /* ---- reduce_scatter and reduce_scatter_block ------------------------------------------------------ */
 
 /* recvcounts: one per process (Reduce_scatter), or NULL and recvcount for each (_block). */
 static int umpi__reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts, MPI_Count recvcount,
-                                umpi_dtype_t *dt, MPI_Op op, umpi_comm_t *comm, int mode, MPI_Request *request)
+                                umpi_dtype_t *dt, MPI_Op op, umpi_comm_t *comm, umpi_coll_mode_t mode,
+                                MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = recvcounts ? UMPI_COLL_REDUCE_SCATTER : UMPI_COLL_REDUCE_SCATTER_BLOCK,
                           .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf, .rcounts = recvcounts,
@@ -107,57 +105,22 @@ static int umpi__reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Co
     return umpi_coll_run(&a, mode, request);
 }
 
-int umpi_impl_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                             umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr)
+int umpi_impl_reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], umpi_dtype_t *dt,
+                             MPI_Op op, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,
-                                NULL);
+    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, dt, op, comm, mode, request);
 }
 
-int umpi_impl_ireduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                              umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Request *request)
+int umpi_impl_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount, umpi_dtype_t *dt,
+                                   MPI_Op op, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_NONBLOCKING,
-                                request);
-}
-
-int umpi_impl_reduce_scatter_init(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                                  umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Info info,
-                                  MPI_Request *request)
-{
-    (void) info;
-    return umpi__reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype_ptr, op, comm_ptr, UMPI_COLL_PERSISTENT,
-                                request);
-}
-
-int umpi_impl_reduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                   umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr)
-{
-    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,
-                                NULL);
-}
-
-int umpi_impl_ireduce_scatter_block(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                    umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr,
-                                    MPI_Request *request)
-{
-    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr,
-                                UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_reduce_scatter_block_init(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                        umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr,
-                                        MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype_ptr, op, comm_ptr,
-                                UMPI_COLL_PERSISTENT, request);
+    return umpi__reduce_scatter(sendbuf, recvbuf, NULL, recvcount, dt, op, comm, mode, request);
 }
 
 /* ---- scan and exscan ------------------------------------------------------------------------------ */
 
 static int umpi__scan(umpi_coll_kind_t kind, const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt,
-                      MPI_Op op, umpi_comm_t *comm, int mode, MPI_Request *request)
+                      MPI_Op op, umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = kind, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf, .scount = count,
                           .rcount = count};
@@ -177,27 +140,14 @@ static int umpi__scan(umpi_coll_kind_t kind, const void *sendbuf, void *recvbuf,
     return umpi_coll_run(&a, mode, request);
 }
 
-#define UMPI__SCAN_ENTRIES(name, KIND)                                                                     \
-    int umpi_impl_##name(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr,  \
-                         MPI_Op op, umpi_comm_t *comm_ptr)                                                 \
-    {                                                                                                      \
-        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr, UMPI_COLL_BLOCKING,   \
-                          NULL);                                                                           \
-    }                                                                                                      \
-    int umpi_impl_i##name(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *datatype_ptr, \
-                          MPI_Op op, umpi_comm_t *comm_ptr, MPI_Request *request)                          \
-    {                                                                                                      \
-        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr,                       \
-                          UMPI_COLL_NONBLOCKING, request);                                                 \
-    }                                                                                                      \
-    int umpi_impl_##name##_init(const void *sendbuf, void *recvbuf, MPI_Count count,                       \
-                                umpi_dtype_t *datatype_ptr, MPI_Op op, umpi_comm_t *comm_ptr, MPI_Info info, \
-                                MPI_Request *request)                                                      \
-    {                                                                                                      \
-        (void) info;                                                                                       \
-        return umpi__scan(KIND, sendbuf, recvbuf, count, datatype_ptr, op, comm_ptr,                       \
-                          UMPI_COLL_PERSISTENT, request);                                                  \
-    }
+int umpi_impl_scan(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op,
+                   umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
+{
+    return umpi__scan(UMPI_COLL_SCAN, sendbuf, recvbuf, count, dt, op, comm, mode, request);
+}
 
-UMPI__SCAN_ENTRIES(scan, UMPI_COLL_SCAN)
-UMPI__SCAN_ENTRIES(exscan, UMPI_COLL_EXSCAN)
+int umpi_impl_exscan(const void *sendbuf, void *recvbuf, MPI_Count count, umpi_dtype_t *dt, MPI_Op op,
+                     umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
+{
+    return umpi__scan(UMPI_COLL_EXSCAN, sendbuf, recvbuf, count, dt, op, comm, mode, request);
+}

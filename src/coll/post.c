@@ -98,9 +98,10 @@ static int umpi__run_kept(umpi_coll_comm_t *cc, const umpi_coll_algo_t *algo, co
     return MPI_SUCCESS;
 }
 
-static int umpi__post(umpi_coll_args_t *a, int mode, MPI_Request *request, umpi_coll_comm_t *cc, int host_only);
+static int umpi__post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request, umpi_coll_comm_t *cc,
+                      int host_only);
 
-int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
+int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
@@ -117,7 +118,7 @@ int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request)
     return umpi__post(a, mode, request, cc, host_only);
 }
 
-int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request)
+int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
     if (cc == NULL)
@@ -126,7 +127,8 @@ int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request)
 }
 
 /* The call, its buffers host memory when host_only (then the paths that never stage may run). */
-static int umpi__post(umpi_coll_args_t *a, int mode, MPI_Request *request, umpi_coll_comm_t *cc, int host_only)
+static int umpi__post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request, umpi_coll_comm_t *cc,
+                      int host_only)
 {
     umpi_coll_view_t v;
     umpi_coll_view_local(&v, a->comm);

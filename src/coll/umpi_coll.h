@@ -18,6 +18,7 @@
 #define UMPI_COLL_H
 
 #include "coll/umpi_coll_cost.h"
+#include "coll/umpi_coll_mode.h"
 #include "coll/umpi_sched.h"
 #include "core/umpi_err.h"
 
@@ -86,17 +87,16 @@ const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_c
  * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
  * (a started request) or persistent (an inactive request). Called with the big lock held.
  */
-enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
-int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
+int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 /* The same for a call whose buffers are known to be host memory (no device path is considered). */
-int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request);
+int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 
-/* For the MPI functions (coll.c): the op argument decoded and checked against dt (MPI_ERR_OP);
+/* For the MPI functions (coll*.c): the op argument decoded and checked against dt (MPI_ERR_OP);
  * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);
  * umpi_coll_post under the big lock. */
 int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
 int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
-int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
+int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 
 /* ---- node structure (hier.c) ------------------------------------------------------------------------ */
 
