@@ -35,19 +35,20 @@ libmpi_la_SOURCES += \
 	src/coll/device_ipc.c \
 	src/coll/nccl.c
 
+# --- the tables of the collective kinds and of the algorithms ---
+libmpi_la_SOURCES += src/coll/coll_kinds.def src/coll/algos.def
+
 # --- the algorithms' shared helpers (src/coll/algo) ---
 libmpi_la_SOURCES += \
-	src/coll/coll_kinds.def \
-	src/coll/algo/algos.def \
 	src/coll/algo/blocks.h \
 	src/coll/algo/hier_blocks.h \
 	src/coll/algo/halving.c \
 	src/coll/algo/reduce_segmented.c
 
-# --- the algorithms, one per file: those algo/algos.def lists (maint/coll_sources.sh writes
+# --- the algorithms, one per file: those algos.def lists (maint/coll_sources.sh writes
 # sources.mk from it; autogen.sh runs it first, then this rule whenever algos.def changes, after
 # which automake reruns by itself) ---
 include src/coll/algo/sources.mk
-$(srcdir)/src/coll/algo/sources.mk: $(srcdir)/src/coll/algo/algos.def $(srcdir)/maint/coll_sources.sh
-	$(AM_V_GEN)$(SHELL) $(srcdir)/maint/coll_sources.sh $(srcdir)/src/coll/algo/algos.def > $@.tmp && mv -f $@.tmp $@
+$(srcdir)/src/coll/algo/sources.mk: $(srcdir)/src/coll/algos.def $(srcdir)/maint/coll_sources.sh
+	$(AM_V_GEN)$(SHELL) $(srcdir)/maint/coll_sources.sh $(srcdir)/src/coll/algos.def > $@.tmp && mv -f $@.tmp $@
 EXTRA_DIST += maint/coll_sources.sh

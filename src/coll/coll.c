@@ -28,7 +28,7 @@ int umpi_impl_bcast(void *buffer, MPI_Count count, umpi_dtype_t *dt, int root, u
     return umpi_coll_run(&a, mode, request);
 }
 
-/* ---- shared by the coll*.c files (umpi_coll.h) ------------------------------------------------------- */
+/* ---- shared by the coll*.c files (umpi_coll.h) ---------------------------------------------- */
 
 int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op)
 {
@@ -36,20 +36,4 @@ int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op)
     if (*op == NULL)
         return umpi_err_create(MPI_ERR_OP, "invalid operation 0x%x in argument 'op'", (unsigned) h);
     return umpi_op_check(*op, dt, "op");
-}
-
-int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count)
-{
-    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
-        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
-                               sbuf);
-    return MPI_SUCCESS;
-}
-
-int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request)
-{
-    umpi_lock();
-    int err = umpi_coll_post(a, mode, request);
-    umpi_unlock();
-    return err;
 }

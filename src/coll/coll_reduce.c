@@ -60,8 +60,11 @@ int umpi_impl_allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, ump
                         umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_args_t a = {.kind = UMPI_COLL_ALLREDUCE, .comm = comm, .sbuf = sendbuf, .rbuf = recvbuf,
-                          .scount = count, .rcount = count};
-    int err = umpi__reduction_args(&a, op, dt, count);
+                          .scount = count, .rcount = count, .sdt = dt, .rdt = dt,
+                          .bytes = (size_t) (count * dt->size)};
+    int err = umpi_coll_op_arg(op, dt, &a.op);
+    if (err == MPI_SUCCESS)
+        err = umpi_coll_aliased(sendbuf, recvbuf, count);
     if (err == MPI_SUCCESS && comm->is_inter && sendbuf == MPI_IN_PLACE)
         err = umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument 'sendbuf' is not allowed on an "
                               "intercommunicator");

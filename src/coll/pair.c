@@ -5,7 +5,7 @@
  * steps, starting a phase and walking them back cost more than the messages themselves (callgrind,
  * 2 ranks, one 8-byte MPI_Allreduce: 1916 instructions, 390 of them building the schedule and 300
  * running it; bench/NOTES.md, "two-member collectives without a schedule"). Each function here is
- * the ALGORITHM it is listed with in algo/algos.def (its pair column), run for p == 2 straight
+ * the ALGORITHM it is listed with in algos.def (its pair column), run for p == 2 straight
  * from the call: the same messages with the same tag (the communicator's next collective sequence
  * number), so a member that runs the schedule instead (a device buffer at one member, a
  * non-contiguous type) still matches.

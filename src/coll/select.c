@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-/* ---- the tables (algo/algos.def) and the kinds (coll_kinds.def) ----------------------------------- */
+/* ---- the tables (algos.def) and the kinds (coll_kinds.def) ----------------------------------- */
 
 enum { UMPI__INTRA, UMPI__INTER };
 
@@ -21,7 +21,7 @@ enum { UMPI__INTRA, UMPI__INTER };
 #define UMPI_COLL_TABLE_OF(KIND, COMM, OTHER)
 #define UMPI_COLL_ALGO(name_, fn_, usable_, time_, work_, pair_, doc_)                                          \
     {.name = name_, .build = fn_, .usable = usable_, .cost = time_, .doc = doc_, .work = work_, .pair = pair_},
-#include "coll/algo/algos.def"
+#include "coll/algos.def"
 #undef UMPI_COLL_TABLE
 #undef UMPI_COLL_TABLE_OF
 #undef UMPI_COLL_ALGO
@@ -35,7 +35,7 @@ static const struct {
 } umpi__tables[UMPI_COLL_NKINDS][2] = {
 #define UMPI_COLL_TABLE(KIND, COMM, ...) [UMPI_COLL_##KIND][UMPI__##COMM] = UMPI__TABLE(umpi__##KIND##_##COMM),
 #define UMPI_COLL_TABLE_OF(KIND, COMM, OTHER) [UMPI_COLL_##KIND][UMPI__##COMM] = UMPI__TABLE(umpi__##OTHER##_##COMM),
-#include "coll/algo/algos.def"
+#include "coll/algos.def"
 #undef UMPI_COLL_TABLE
 #undef UMPI_COLL_TABLE_OF
 };

@@ -8,7 +8,7 @@
  * the nonblocking one (a request whose schedule progresses in the background) and the persistent
  * one (built at _init, restarted by MPI_Start).
  *
- * Each collective kind (coll_kinds.def) has a table of algorithms (algo/algos.def, the one list of
+ * Each collective kind (coll_kinds.def) has a table of algorithms (algos.def, the one list of
  * them; select.c makes the tables). The cost model picks the cheapest usable one for the call from
  * the number of members, the bytes and the link class between them; UMPI_<COLL>_ALGORITHM=<name>
  * forces one (an algorithm that cannot run the call falls back to the model's choice, with a debug
@@ -76,7 +76,7 @@ typedef struct umpi_coll_algo {
 
 /* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */
 const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n);
-/* The name of a kind ("allreduce") and its knob's value ("auto" or an algorithm's name). */
+/* The name of a kind ("allreduce"), as umpi_info and UMPI_DEBUG print it. */
 const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
 /* The algorithm for a call over v (select.c): the forced one if it can run it, else the cheapest
  * usable one on a communicator of this shape; NULL when none can run it. */
@@ -91,12 +91,30 @@ int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *requ
 /* The same for a call whose buffers are known to be host memory (no device path is considered). */
 int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 
-/* For the MPI functions (coll*.c): the op argument decoded and checked against dt (MPI_ERR_OP);
- * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);
- * umpi_coll_post under the big lock. */
+/* For the MPI functions (coll*.c): the op argument decoded and checked against dt (MPI_ERR_OP). */
 int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
-int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
-int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
+
+/* MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments).
+ * Always inline, as umpi_coll_run: every collective call passes through both, and GCC keeps an
+ * out-of-line copy in a file that calls them from several places (10 instructions a call). */
+static inline __attribute__((always_inline)) int umpi_coll_aliased(const void *sbuf, const void *rbuf,
+                                                                   MPI_Count count)
+{
+    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
+        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
+                               sbuf);
+    return MPI_SUCCESS;
+}
+
+/* umpi_coll_post under the big lock. */
+static inline __attribute__((always_inline)) int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode,
+                                                               MPI_Request *request)
+{
+    umpi_lock();
+    int err = umpi_coll_post(a, mode, request);
+    umpi_unlock();
+    return err;
+}
 
 /* ---- node structure (hier.c) ------------------------------------------------------------------------ */
 
@@ -193,14 +211,14 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
     return (char *) buf + i * dt->extent;
 }
 
-/* ---- the algorithms (src/coll/algo/, one per file), listed in algo/algos.def ------------------------ */
+/* ---- the algorithms (src/coll/algo/, one per file), listed in algos.def ---------------------------- */
 
 /* An algorithm's build function (umpi_coll_build_fn): UMPI_COLL_BUILD(umpi_x) { ... } in algo/x.c. */
 #define UMPI_COLL_BUILD(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
 #define UMPI_COLL_TABLE(KIND, COMM, ...) __VA_ARGS__
 #define UMPI_COLL_TABLE_OF(KIND, COMM, OTHER)
 #define UMPI_COLL_ALGO(name, fn, usable, time, work, pair, doc) UMPI_COLL_BUILD(fn);
-#include "coll/algo/algos.def"
+#include "coll/algos.def"
 #undef UMPI_COLL_TABLE
 #undef UMPI_COLL_TABLE_OF
 #undef UMPI_COLL_ALGO
