@@ -1,5 +1,5 @@
 /*
- * coll_params: measures the collective cost model's parameters on this machine (src/coll/select.c,
+ * coll_params: measures the collective cost model's parameters on this machine (src/coll/link_cost.c,
  * umpi_coll_cost[]): a message of n bytes costs alpha + n * beta, reducing n bytes costs n * gamma.
  *
  *   alpha (us)    half the round trip of an 8-byte ping-pong (MPI_Send/MPI_Recv): start-up of
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
                LARGE, 1.0 / beta);
         printf("gamma  %12.4e us/B    inout[i] += in[i] on doubles, %d KiB vectors: %.0f MB/s\n", gamma,
                REDUCE_BYTES >> 10, 1.0 / gamma);
-        printf("# as select.c's initializer:\n");
+        printf("# as link_cost.c's initializer:\n");
         printf("{.alpha = %.3f, .beta = 1.0 / %.0f, .gamma = 1.0 / %.0f}\n", alpha, 1.0 / beta, 1.0 / gamma);
     }
     bench_buf_free(buf, BENCH_MEM_HOST);

@@ -13,6 +13,10 @@ Outputs: include/mpi_proto.h      MPI_ and PMPI_ prototypes (plus _c large-count
 
 Every C type comes from a parameter's kind through the tables below; a kind missing from them
 stops the generator, so a new function cannot get a guessed signature.
+
+A collective is one line with the `coll` directive: it stands for the blocking function, its
+nonblocking (MPI_IX) and its persistent (MPI_X_init) forms, which all call one implementation
+with the blocking function's arguments and the form in which it was called (COLL_MODES).
 """
 import argparse
 import json
@@ -203,10 +207,25 @@ class Param:
         return t.endswith('*') or suffix == '[]'
 
 
+# The forms of a collective (`coll`): the function's name from the blocking one's, and the mode its
+# entry point passes to the shared implementation (src/coll/umpi_coll_mode.h).
+COLL_MODES = [
+    (lambda short: short, 'UMPI_COLL_BLOCKING'),
+    (lambda short: 'I' + short[0].lower() + short[1:], 'UMPI_COLL_NONBLOCKING'),
+    (lambda short: short + '_init', 'UMPI_COLL_PERSISTENT'),
+]
+# What the nonblocking and persistent forms add to the blocking one's parameters: the request the
+# implementation gets (after the mode), and the persistent form's info (checked, not passed: umpi
+# takes no hints for collectives).
+COLL_ADDED = ('request', 'info')
+
+
 class Func:
-    def __init__(self, j, directives):
+    def __init__(self, j, directives, coll=None):
         self.name = j['name']                                  # MPI_Send
         self.short = self.name[4:]                             # Send
+        # a form of a collective (`coll`): (its mode, the implementation's name); else None
+        self.coll = coll[0] if coll else None
         self.ret = RETURN.get(j['return_kind'])
         if self.ret is None:
             raise GenError('%s: no C type for return kind %s' % (self.name, j['return_kind']))
@@ -218,16 +237,25 @@ class Func:
         self.nullok = set(directives.get('nullok', '').split(',')) - {''}
         self.raw = set(directives.get('raw', '').split(',')) - {''}
         self.local = set(directives.get('local', '').split(',')) - {''}
-        self.impl = directives.get('impl', self.short.lower())
+        self.impl = coll[1] if coll else directives.get('impl', self.short.lower())
         # len=P:FN,...: array P ('*' in the standard) has umpi_len_FN(comm_ptr) entries
         self.len = dict(x.split(':', 1) for x in directives.get('len', '').split(',') if x)
         names = {p.name for p in self.all_params}
+        if self.coll is not None and ('request' in names) != (self.coll != 'UMPI_COLL_BLOCKING'):
+            raise GenError('%s: not a form of a collective the coll directive knows' % self.name)
         for p in self.any | self.nullok | self.raw | self.local | set(self.len):
             if p not in names:
                 raise GenError('%s: directive names unknown parameter %s' % (self.name, p))
 
     def params(self, large):
         return [p for p in self.all_params if large or not p.large_only]
+
+    def impl_params(self, large):
+        """The parameters passed on to the implementation as they are (decoded, widened): for the
+        forms of a collective, those of the blocking function (the mode and request follow)."""
+        if self.coll is None:
+            return self.params(large)
+        return [p for p in self.params(large) if p.name not in COLL_ADDED]
 
     def variants(self):
         """(C function name, large?) of each entry point."""
@@ -247,10 +275,12 @@ def load_directives(path):
             d = {}
             for word in line[1:]:
                 k, _, v = word.partition('=')
-                if k not in ('anytime', 'any', 'impl', 'len', 'local', 'nullok', 'raw', 'variant') or \
-                        (k in ('anytime', 'variant')) != (v == ''):
+                if k not in ('anytime', 'any', 'coll', 'impl', 'len', 'local', 'nullok', 'raw', 'variant') or \
+                        (k in ('anytime', 'coll', 'variant')) != (v == ''):
                     raise GenError('%s:%d: bad directive %r' % (path, lineno, word))
                 d[k] = v
+            if 'coll' in d and ('impl' in d or 'variant' in d or 'anytime' in d):
+                raise GenError('%s:%d: coll goes with neither impl, variant nor anytime' % (path, lineno))
             funcs.append((line[0], d))
     return funcs
 
@@ -267,9 +297,10 @@ def signature(f, large, prefix):
 def impl_signature(f):
     """Parameter declarations of the implementation: the _c signature when there is one, else the
     classic one, with input communicators and datatypes decoded (shared/DESIGN.md, src/mpi);
-    with the `variant` directive, a last `int large`: 1 when called as MPI_X_c."""
+    with the `variant` directive, a last `int large`: 1 when called as MPI_X_c; for the forms of a
+    collective, the blocking function's then the form and the request (NULL when blocking)."""
     out = []
-    for p in f.params(f.has_large):
+    for p in f.impl_params(f.has_large):
         if p.kind in ('COMMUNICATOR', 'DATATYPE') and p.dir == 'in' and not p.is_array \
                 and p.name not in f.raw:
             out.append('%s *%s_ptr' % ('umpi_comm_t' if p.kind == 'COMMUNICATOR'
@@ -278,6 +309,8 @@ def impl_signature(f):
             out.append(p.c_decl(f.has_large))
     if f.variant:
         out.append('int large')
+    if f.coll is not None:
+        out += ['umpi_coll_mode_t mode', 'MPI_Request *request']
     return out
 
 
@@ -451,7 +484,7 @@ def entry_point(f, large, impl_sig):
     # the classic one; int arrays of the classic one are widened into temporaries (freed after).
     args, frees = [], []
     classic = {p.name: p for p in params}
-    for p, idecl in zip(f.params(f.has_large), impl_sig):
+    for p, idecl in zip(f.impl_params(f.has_large), impl_sig):
         if p.name not in classic:
             args.append('NULL' if idecl.endswith(']') or '*' in idecl else '0')
             continue
@@ -504,6 +537,8 @@ def entry_point(f, large, impl_sig):
             args.append('(%s) %s' % (idecl.rsplit(' ', 1)[0], p.name))  # widen an input count
     if f.variant:
         args.append('1' if large else '0')
+    if f.coll is not None:
+        args += [f.coll, 'NULL' if f.coll == 'UMPI_COLL_BLOCKING' else 'request']
     for w in b.widen:
         b.check(w)
     b.lines += b.widen_plain
@@ -568,7 +603,7 @@ def gen_impl_header(impls):
            ' * Each returns MPI_SUCCESS or a code from umpi_err_create*().',
            ' */',
            '#ifndef UMPI_IMPL_H', '#define UMPI_IMPL_H', '',
-           '#include "core/umpi.h"', '#include "core/umpi_obj.h"', '']
+           '#include "coll/umpi_coll_mode.h"', '#include "core/umpi.h"', '#include "core/umpi_obj.h"', '']
     for name, (ret, sig, users) in impls.items():
         out.append('/* %s */' % ', '.join(users))
         out.append('%s umpi_impl_%s(%s);' % (ret, name, ', '.join(sig) or 'void'))
@@ -706,10 +741,14 @@ def main():
         apis = json.load(f)
     funcs = []
     for short, directives in load_directives(a.defs):
-        key = 'mpi_' + short.lower()
-        if key not in apis:
-            raise GenError('%s: MPI_%s is not in %s' % (a.defs, short, a.apis))
-        funcs.append(Func(apis[key], directives))
+        forms = [(short, None)]
+        if 'coll' in directives:
+            forms = [(name(short), (mode, short.lower())) for name, mode in COLL_MODES]
+        for name, coll in forms:
+            key = 'mpi_' + name.lower()
+            if key not in apis:
+                raise GenError('%s: MPI_%s is not in %s' % (a.defs, name, a.apis))
+            funcs.append(Func(apis[key], directives, coll))
     if len({f.name for f in funcs}) != len(funcs):
         raise GenError('%s lists a function twice' % a.defs)
 

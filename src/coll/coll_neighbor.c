@@ -1,10 +1,11 @@
 /*
  * The neighbourhood collectives (MPI 4.1 sec. 8.6): Neighbor_allgather(v) and
- * Neighbor_alltoall(v,w) in their blocking, nonblocking (I-) and persistent (_init) forms, on a
- * communicator with a Cartesian, graph or distributed-graph topology. Each fills
- * umpi_coll_args_t, checks what the generated binding cannot (a topology, negative counts in the
- * arrays, the datatypes of the w form) and hands it to umpi_coll_run; the algorithm
- * (algo/neighbor_linear.c) reads the neighbour lists from umpi_coll_neighbors.
+ * Neighbor_alltoall(v,w), each the one implementation of its blocking, nonblocking (I-) and
+ * persistent (_init) forms (coll.c says how), on a communicator with a Cartesian, graph or
+ * distributed-graph topology. Each fills umpi_coll_args_t, checks what the generated binding
+ * cannot (a topology, negative counts in the arrays, the datatypes of the w form) and hands it to
+ * umpi_coll_run; the algorithm (algo/neighbor_linear.c) reads the neighbour lists from
+ * umpi_coll_neighbors.
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_topo.h"
@@ -114,8 +115,8 @@ static int umpi__types(const MPI_Datatype *h, int n, const char *arg, umpi_dtype
  * The one path of every neighbourhood collective. args.bytes (the cost model's n) is what this
  * process sends in all: one block per out-neighbour.
  */
-static int umpi__neighbor(umpi_coll_args_t *a, const MPI_Datatype *stypes, const MPI_Datatype *rtypes, int mode,
-                          MPI_Request *request)
+static int umpi__neighbor(umpi_coll_args_t *a, const MPI_Datatype *stypes, const MPI_Datatype *rtypes,
+                          umpi_coll_mode_t mode, MPI_Request *request)
 {
     int nin = umpi_coll_degree(a->comm, 0), nout = umpi_coll_degree(a->comm, 1), err;
     if (a->comm->is_inter || a->comm->topo == NULL)
@@ -160,152 +161,54 @@ out:
     return err;
 }
 
-/* ---- the entry points ------------------------------------------------------------------------------ */
+/* ---- the implementations ---------------------------------------------------------------------------- */
 
-#define UMPI__ALLGATHER_ARGS(k)                                                                             \
-    umpi_coll_args_t a = {.kind = (k), .comm = comm_ptr, .sbuf = sendbuf, .scount = sendcount,               \
-                          .sdt = sendtype_ptr, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype_ptr}
-
-int umpi_impl_neighbor_allgather(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr, void *recvbuf,
-                                 MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
+int umpi_impl_neighbor_allgather(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype, void *recvbuf,
+                                 MPI_Count recvcount, umpi_dtype_t *recvtype, umpi_comm_t *comm,
+                                 umpi_coll_mode_t mode, MPI_Request *request)
 {
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLGATHER);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_BLOCKING, NULL);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLGATHER, .comm = comm, .sbuf = sendbuf, .scount = sendcount,
+                          .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype};
+    return umpi__neighbor(&a, NULL, NULL, mode, request);
 }
 
-int umpi_impl_ineighbor_allgather(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                  void *recvbuf, MPI_Count recvcount, umpi_dtype_t *recvtype_ptr,
-                                  umpi_comm_t *comm_ptr, MPI_Request *request)
+int umpi_impl_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype, void *recvbuf,
+                                MPI_Count recvcount, umpi_dtype_t *recvtype, umpi_comm_t *comm, umpi_coll_mode_t mode,
+                                MPI_Request *request)
 {
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLGATHER);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_NONBLOCKING, request);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLTOALL, .comm = comm, .sbuf = sendbuf, .scount = sendcount,
+                          .sdt = sendtype, .rbuf = recvbuf, .rcount = recvcount, .rdt = recvtype};
+    return umpi__neighbor(&a, NULL, NULL, mode, request);
 }
 
-int umpi_impl_neighbor_allgather_init(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                      void *recvbuf, MPI_Count recvcount, umpi_dtype_t *recvtype_ptr,
-                                      umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
+int umpi_impl_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint displs[], umpi_dtype_t *recvtype,
+                                  umpi_comm_t *comm, umpi_coll_mode_t mode, MPI_Request *request)
 {
-    (void) info;
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLGATHER);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_PERSISTENT, request);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLGATHERV, .comm = comm, .sbuf = sendbuf, .scount = sendcount,
+                          .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs,
+                          .rdt = recvtype};
+    return umpi__neighbor(&a, NULL, NULL, mode, request);
 }
-
-int umpi_impl_neighbor_alltoall(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr, void *recvbuf,
-                                MPI_Count recvcount, umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
-{
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLTOALL);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ineighbor_alltoall(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                 void *recvbuf, MPI_Count recvcount, umpi_dtype_t *recvtype_ptr,
-                                 umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLTOALL);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_neighbor_alltoall_init(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                     void *recvbuf, MPI_Count recvcount, umpi_dtype_t *recvtype_ptr,
-                                     umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    UMPI__ALLGATHER_ARGS(UMPI_COLL_NEIGHBOR_ALLTOALL);
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_PERSISTENT, request);
-}
-
-#define UMPI__ALLGATHERV_ARGS                                                                               \
-    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLGATHERV, .comm = comm_ptr, .sbuf = sendbuf,        \
-                          .scount = sendcount, .sdt = sendtype_ptr, .rbuf = recvbuf, .rcounts = recvcounts,    \
-                          .rdispls = displs, .rdt = recvtype_ptr}
-
-int umpi_impl_neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                  umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
-{
-    UMPI__ALLGATHERV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ineighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                   void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                   umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Request *request)
-{
-    UMPI__ALLGATHERV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_neighbor_allgatherv_init(const void *sendbuf, MPI_Count sendcount, umpi_dtype_t *sendtype_ptr,
-                                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                                       umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr, MPI_Info info,
-                                       MPI_Request *request)
-{
-    (void) info;
-    UMPI__ALLGATHERV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_PERSISTENT, request);
-}
-
-#define UMPI__ALLTOALLV_ARGS                                                                                \
-    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLTOALLV, .comm = comm_ptr, .sbuf = sendbuf,         \
-                          .scounts = sendcounts, .sdispls = sdispls, .sdt = sendtype_ptr, .rbuf = recvbuf,   \
-                          .rcounts = recvcounts, .rdispls = rdispls, .rdt = recvtype_ptr}
 
 int umpi_impl_neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                 umpi_dtype_t *sendtype_ptr, void *recvbuf, const MPI_Count recvcounts[],
-                                 const MPI_Aint rdispls[], umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr)
+                                 umpi_dtype_t *sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], umpi_dtype_t *recvtype, umpi_comm_t *comm,
+                                 umpi_coll_mode_t mode, MPI_Request *request)
 {
-    UMPI__ALLTOALLV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ineighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                  umpi_dtype_t *sendtype_ptr, void *recvbuf, const MPI_Count recvcounts[],
-                                  const MPI_Aint rdispls[], umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr,
-                                  MPI_Request *request)
-{
-    UMPI__ALLTOALLV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_neighbor_alltoallv_init(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                      umpi_dtype_t *sendtype_ptr, void *recvbuf, const MPI_Count recvcounts[],
-                                      const MPI_Aint rdispls[], umpi_dtype_t *recvtype_ptr, umpi_comm_t *comm_ptr,
-                                      MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    UMPI__ALLTOALLV_ARGS;
-    return umpi__neighbor(&a, NULL, NULL, UMPI_COLL_PERSISTENT, request);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLTOALLV, .comm = comm, .sbuf = sendbuf, .scounts = sendcounts,
+                          .sdispls = sdispls, .sdt = sendtype, .rbuf = recvbuf, .rcounts = recvcounts,
+                          .rdispls = rdispls, .rdt = recvtype};
+    return umpi__neighbor(&a, NULL, NULL, mode, request);
 }
 
 /* sdispls / rdispls of the w form are in bytes */
-#define UMPI__ALLTOALLW_ARGS                                                                                \
-    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLTOALLW, .comm = comm_ptr, .sbuf = sendbuf,         \
-                          .scounts = sendcounts, .sdispls = sdispls, .rbuf = recvbuf, .rcounts = recvcounts, \
-                          .rdispls = rdispls}
-
 int umpi_impl_neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
                                  const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm_ptr)
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm,
+                                 umpi_coll_mode_t mode, MPI_Request *request)
 {
-    UMPI__ALLTOALLW_ARGS;
-    return umpi__neighbor(&a, sendtypes, recvtypes, UMPI_COLL_BLOCKING, NULL);
-}
-
-int umpi_impl_ineighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                  const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], umpi_comm_t *comm_ptr,
-                                  MPI_Request *request)
-{
-    UMPI__ALLTOALLW_ARGS;
-    return umpi__neighbor(&a, sendtypes, recvtypes, UMPI_COLL_NONBLOCKING, request);
-}
-
-int umpi_impl_neighbor_alltoallw_init(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                                      umpi_comm_t *comm_ptr, MPI_Info info, MPI_Request *request)
-{
-    (void) info;
-    UMPI__ALLTOALLW_ARGS;
-    return umpi__neighbor(&a, sendtypes, recvtypes, UMPI_COLL_PERSISTENT, request);
+    umpi_coll_args_t a = {.kind = UMPI_COLL_NEIGHBOR_ALLTOALLW, .comm = comm, .sbuf = sendbuf, .scounts = sendcounts,
+                          .sdispls = sdispls, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls};
+    return umpi__neighbor(&a, sendtypes, recvtypes, mode, request);
 }

@@ -1,5 +1,5 @@
 /*
- * Blocking collectives on device buffers run by NCCL (issue 5): MPI_Allreduce, MPI_Bcast,
+ * Blocking collectives on device buffers run by NCCL: MPI_Allreduce, MPI_Bcast,
  * MPI_Reduce, MPI_Allgather and MPI_Reduce_scatter_block, when NCCL is there (src/cuda/nccl.c)
  * and the cost model says it wins. Everything else keeps the staged path (umpi_coll_device.h).
  *
@@ -70,7 +70,7 @@ void umpi_coll_nccl_free(struct umpi_coll_nccl *n)
  * kilobytes NCCL wins; below, the copies and one kernel launch cost about the same, and the
  * agreement tips it. The crossover is a knob (UMPI_NCCL_THRESH, default 32 KiB: estimated from the
  * figures above, which are NVIDIA's published orders of magnitude, not a measurement here: no GPU
- * and no NCCL on the development machines). The bytes are args.bytes, as select.c defines them:
+ * and no NCCL on the development machines). The bytes are args.bytes, as the cost model defines them:
  * the vector for reductions and broadcast, one process's block for allgather, the whole vector
  * for reduce_scatter_block.
  */

@@ -25,9 +25,9 @@ _Static_assert(sizeof(long) == 8 && sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) 
 
 #define UMPI__VB 16   /* elements per unrolled block: 64 B of float, 128 B of double */
 
-/* part small: on x86-64 each scalar kernel also comes built for AVX2, chosen at load time (an
- * ifunc) where the CPU has it: 256 floats summed took 583 instructions with the baseline's SSE2
- * (callgrind), which at 1 KiB was a sixth of a two-process MPI_Reduce. */
+/* On x86-64 each scalar kernel also comes built for AVX2, chosen at load time (an ifunc) where
+ * the CPU has it: 256 floats summed took 583 instructions with the baseline's SSE2 (callgrind),
+ * which at 1 KiB was a sixth of a two-process MPI_Reduce. */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define UMPI__CLONES __attribute__((target_clones("avx2", "default")))

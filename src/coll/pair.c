@@ -1,13 +1,14 @@
 /*
- * Blocking collectives over two members, run without a schedule (issue 4, part small).
+ * Blocking collectives over two members, run without a schedule.
  *
  * Between two members the small-message algorithms are one exchange (or one message): building
  * steps, starting a phase and walking them back cost more than the messages themselves (callgrind,
  * 2 ranks, one 8-byte MPI_Allreduce: 1916 instructions, 390 of them building the schedule and 300
- * running it; bench/NOTES.md, 2026-11-22 "part small"). Each function here is the ALGORITHM it is
- * listed with in select.c (umpi_coll_algo_t.pair), run for p == 2 straight from the call: the same
- * messages with the same tag (the communicator's next collective sequence number), so a member that
- * runs the schedule instead (a device buffer at one member, a non-contiguous type) still matches.
+ * running it; bench/NOTES.md, "two-member collectives without a schedule"). Each function here is
+ * the ALGORITHM it is listed with in algos.def (its pair column), run for p == 2 straight
+ * from the call: the same messages with the same tag (the communicator's next collective sequence
+ * number), so a member that runs the schedule instead (a device buffer at one member, a
+ * non-contiguous type) still matches.
  *
  * Each returns 0 when it cannot take the call (a non-contiguous datatype: the schedule's requests
  * describe those to UCX), else 1 with the MPI error code in *err. Sends are posted before receives:

@@ -46,7 +46,7 @@ struct umpi_sched {
     int error;              /* first error (MPI code); no new phase starts after one */
     int done;
     int abandoned;          /* ended by an error with messages in flight: never freed or reused */
-    int parked;             /* kept by its communicator, holding no reference on it (select.c) */
+    int parked;             /* kept by its communicator, holding no reference on it (post.c) */
     umpi_scratch_t *scratch;
     umpi_scratch_t *spare;  /* a cached schedule's kept scratch block */
     umpi_request_t *req;    /* nonblocking / persistent: the user's request */
@@ -535,8 +535,8 @@ void umpi_sched_free(umpi_sched_t *s)
     }
     if (keep) {
         /* field by field, not memset: GCC turns a memset (or a struct assignment) of this size
-         * into `rep stos`, whose start-up was a quarter of a one-process barrier's time (perf,
-         * 2026-11-22). Kept: steps, cap, spare; scratch is NULL after the loop above. */
+         * into `rep stos`, whose start-up was a quarter of a one-process barrier's time (measured
+         * with perf). Kept: steps, cap, spare; scratch is NULL after the loop above. */
         s->comm = NULL;
         s->nsteps = s->pos = s->phase_begin = s->error = s->done = s->refs = s->nreqs = s->parked = 0;
         s->cnt.pending = s->cnt.failed = 0;

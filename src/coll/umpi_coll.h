@@ -8,40 +8,25 @@
  * the nonblocking one (a request whose schedule progresses in the background) and the persistent
  * one (built at _init, restarted by MPI_Start).
  *
- * Each collective kind has a table of algorithms (select.c). The cost model picks the cheapest
- * usable one for the call from the number of members, the bytes and the link class between them;
- * UMPI_<COLL>_ALGORITHM=<name> forces one (an algorithm that cannot run the call falls back to
- * the model's choice, with a debug message). UMPI_DEBUG=1 prints every choice.
+ * Each collective kind (coll_kinds.def) has a table of algorithms (algos.def, the one list of
+ * them; select.c makes the tables). The cost model picks the cheapest usable one for the call from
+ * the number of members, the bytes and the link class between them; UMPI_<COLL>_ALGORITHM=<name>
+ * forces one (an algorithm that cannot run the call falls back to the model's choice, with a debug
+ * message). UMPI_DEBUG=1 prints every choice.
  */
 #ifndef UMPI_COLL_H
 #define UMPI_COLL_H
 
+#include "coll/umpi_coll_cost.h"
+#include "coll/umpi_coll_mode.h"
 #include "coll/umpi_sched.h"
 #include "core/umpi_err.h"
 
+/* The collective kinds (coll_kinds.def). */
 typedef enum {
-    UMPI_COLL_BARRIER,
-    UMPI_COLL_BCAST,
-    UMPI_COLL_GATHER,
-    UMPI_COLL_GATHERV,
-    UMPI_COLL_SCATTER,
-    UMPI_COLL_SCATTERV,
-    UMPI_COLL_ALLGATHER,
-    UMPI_COLL_ALLGATHERV,
-    UMPI_COLL_ALLTOALL,
-    UMPI_COLL_ALLTOALLV,
-    UMPI_COLL_ALLTOALLW,
-    UMPI_COLL_REDUCE,
-    UMPI_COLL_ALLREDUCE,
-    UMPI_COLL_REDUCE_SCATTER,
-    UMPI_COLL_REDUCE_SCATTER_BLOCK,
-    UMPI_COLL_SCAN,
-    UMPI_COLL_EXSCAN,
-    UMPI_COLL_NEIGHBOR_ALLGATHER,
-    UMPI_COLL_NEIGHBOR_ALLGATHERV,
-    UMPI_COLL_NEIGHBOR_ALLTOALL,
-    UMPI_COLL_NEIGHBOR_ALLTOALLV,
-    UMPI_COLL_NEIGHBOR_ALLTOALLW,
+#define UMPI_COLL_KIND(KIND, name, Mpi, knob) UMPI_COLL_##KIND,
+#include "coll/coll_kinds.def"
+#undef UMPI_COLL_KIND
     UMPI_COLL_NKINDS
 } umpi_coll_kind_t;
 
@@ -64,68 +49,72 @@ typedef struct umpi_coll_args {
     umpi_dtype_t **sdts, **rdts;         /* w variants (decoded) */
     umpi_op_t *op;
     int root;
-    size_t bytes;                        /* the message size the cost model uses (see select.c) */
+    size_t bytes;                        /* the message size the cost model uses (algo_cost.c: per kind) */
 } umpi_coll_args_t;
 
 /* Adds this process's steps of the collective to s. An MPI error code. */
 typedef int (*umpi_coll_build_fn)(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-
-/*
- * Cost model parameters of one link class, measured on this machine (bench/NOTES.md says how):
- *   alpha  us   start-up time of one message (latency), sender and receiver included
- *   beta   us/B time per byte moved (1 / bandwidth)
- *   gamma  us/B time per byte reduced by a predefined op (local computation)
- *   post   us   the part of alpha that messages posted in one round pay one after another (the
- *               per-message software cost); the rest of alpha (waiting for the peer) overlaps
- *               (part perf2: equal to alpha except when oversubscribed)
- *   beta_cached us/B  beta for pieces that stay in the cache (part perf4: the segments of the
- *               pipelined algorithms; 64 KiB ping-pong); 0: as beta
- */
-typedef struct umpi_coll_cost {
-    double alpha, beta, gamma, post;
-    double beta_cached;
-} umpi_coll_cost_t;
-
-typedef enum { UMPI_LINK_SHM, UMPI_LINK_NET, UMPI_LINK_NCLASSES } umpi_link_t;
 
 typedef struct umpi_coll_algo {
     const char *name;          /* what UMPI_<COLL>_ALGORITHM names it by */
     umpi_coll_build_fn build;
     /* 0 when it cannot run this call (an op that is not commutative, ...); NULL: always usable */
     int (*usable)(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c. */
-    double (*cost)(const umpi_coll_cost_t *c, int p, double n);
+    /* Estimated time in us: p members, n bytes (args.bytes), link parameters c, the nodes of the
+     * communicator (umpi_coll_cost.h). */
+    double (*cost)(const umpi_coll_cost_t *c, int p, double n, const umpi_coll_shape_t *shape);
     const char *doc;           /* one line for umpi_info */
-    /* part perf3: the work of ALL members together in us (bytes moved and reduced, messages
-     * started, summed over the members), same arguments; NULL: not stated. Oversubscribed the
-     * cores are the bottleneck, and select.c prices max(cost, work / cores). */
+    /* The work of ALL members together in us (bytes moved and reduced, messages started, summed
+     * over the members), same arguments; NULL: not stated. Oversubscribed the cores are the
+     * bottleneck, and select.c prices max(cost, work / cores). */
     double (*work)(const umpi_coll_cost_t *c, int p, double n);
-    /* part small: the same messages for a blocking call over two members, sent straight from the
-     * call without a schedule (pair.c): 0 when it cannot take the call, else 1 and the MPI error
-     * code in *err; NULL: none */
+    /* The same messages for a blocking call over two members, sent straight from the call without
+     * a schedule (pair.c): 0 when it cannot take the call, else 1 and the MPI error code in *err;
+     * NULL: none */
     int (*pair)(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err);
 } umpi_coll_algo_t;
 
 /* The algorithms of a kind, for intra- (inter = 0) or intercommunicators; *n entries. */
 const umpi_coll_algo_t *umpi_coll_algos(umpi_coll_kind_t kind, int inter, int *n);
-/* The name of a kind ("allreduce") and its knob's value ("auto" or an algorithm's name). */
+/* The name of a kind ("allreduce"), as umpi_info and UMPI_DEBUG print it. */
 const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
+/* The algorithm for a call over v (select.c): the forced one if it can run it, else the cheapest
+ * usable one on a communicator of this shape; NULL when none can run it. */
+const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_coll_args_t *a,
+                                         const umpi_coll_shape_t *shape);
 
 /*
  * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
  * (a started request) or persistent (an inactive request). Called with the big lock held.
  */
-enum { UMPI_COLL_BLOCKING, UMPI_COLL_NONBLOCKING, UMPI_COLL_PERSISTENT };
-int umpi_coll_post(umpi_coll_args_t *a, int mode, MPI_Request *request);
+int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 /* The same for a call whose buffers are known to be host memory (no device path is considered). */
-int umpi_coll_post_host(umpi_coll_args_t *a, int mode, MPI_Request *request);
+int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
 
-/* For the MPI functions (coll.c): the op argument decoded and checked against dt (MPI_ERR_OP);
- * MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments);
- * umpi_coll_post under the big lock. */
+/* For the MPI functions (coll*.c): the op argument decoded and checked against dt (MPI_ERR_OP). */
 int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
-int umpi_coll_aliased(const void *sbuf, const void *rbuf, MPI_Count count);
-int umpi_coll_run(umpi_coll_args_t *a, int mode, MPI_Request *request);
+
+/* MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments).
+ * Always inline, as umpi_coll_run: every collective call passes through both, and GCC keeps an
+ * out-of-line copy in a file that calls them from several places (10 instructions a call). */
+static inline __attribute__((always_inline)) int umpi_coll_aliased(const void *sbuf, const void *rbuf,
+                                                                   MPI_Count count)
+{
+    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
+        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
+                               sbuf);
+    return MPI_SUCCESS;
+}
+
+/* umpi_coll_post under the big lock. */
+static inline __attribute__((always_inline)) int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode,
+                                                               MPI_Request *request)
+{
+    umpi_lock();
+    int err = umpi_coll_post(a, mode, request);
+    umpi_unlock();
+    return err;
+}
 
 /* ---- node structure (hier.c) ------------------------------------------------------------------------ */
 
@@ -143,15 +132,15 @@ typedef struct umpi_coll_comm {
     umpi_coll_view_t node;    /* the members on my node, in rank order */
     umpi_coll_view_t leaders; /* the first member of each node; rank -1 unless I lead mine */
     int *node_world, *node_src, *leader_world, *leader_src;
-    /* part perf: each kind's last choice (select.c): the same call again skips the cost model */
+    /* each kind's last choice (post.c): the same call again skips the cost model */
     struct {
         const umpi_coll_algo_t *algo; /* NULL: none yet */
         size_t bytes;
         int commutative;
     } last[UMPI_COLL_NKINDS];
-    struct umpi_coll_nccl *nccl; /* issue 5: its NCCL communicator (src/coll/nccl.c), NULL until used */
+    struct umpi_coll_nccl *nccl; /* its NCCL communicator (src/coll/nccl.c), NULL until used */
     /* each kind's last blocking schedule and the arguments it was built for: the same call again
-     * runs it again instead of building it (select.c); s NULL: none */
+     * runs it again instead of building it (post.c); s NULL: none */
     struct umpi_coll_kept {
         struct umpi_sched *s;
         const umpi_coll_algo_t *algo;
@@ -168,7 +157,7 @@ typedef struct umpi_coll_comm {
 /* c's structure (made on first use); NULL when out of memory. */
 umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
 void umpi_coll_comm_free(umpi_coll_comm_t *cc);
-/* Frees the schedules cc keeps (select.c; umpi_coll_comm_free). */
+/* Frees the schedules cc keeps (post.c; umpi_coll_comm_free). */
 void umpi_coll_kept_free(umpi_coll_comm_t *cc);
 /* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
 int umpi_coll_node_of(int world_rank);
@@ -182,20 +171,7 @@ int umpi_coll_node_of(int world_rank);
 const char *umpi_coll_algo_describe(int kind, int inter, int i, const char **kind_name, const char **name)
     __attribute__((visibility("default")));
 
-/* Link class between the members of v (SHM when all of them share a node). */
-umpi_link_t umpi_coll_link(const umpi_comm_t *c, const umpi_coll_view_t *v);
-extern umpi_coll_cost_t umpi_coll_cost[UMPI_LINK_NCLASSES];
-/* Sets the NET parameters from UMPI_COLL_NET_COST (part net: by default UCX's estimate, which world
- * rank 0 broadcasts); called by MPI_Init after the address exchange, by every process. */
-int umpi_coll_net_setup(int world_rank, int world_size);
-/* The shape of the communicator of the call being chosen for (set by the driver before the
- * algorithms' cost formulas run), for the formulas of hierarchical algorithms. */
-typedef struct {
-    int nnodes, max_ppn;
-} umpi_coll_shape_t;
-extern umpi_coll_shape_t umpi_coll_shape;
-
-/* part small: two-member blocking paths (pair.c), one per algorithm they stand for */
+/* Two-member blocking paths (pair.c), one per algorithm they stand for. */
 #define UMPI_COLL_PAIR(fn) int fn(const umpi_coll_view_t *v, const umpi_coll_args_t *a, int *err)
 UMPI_COLL_PAIR(umpi_barrier_pair);      /* dissemination */
 UMPI_COLL_PAIR(umpi_bcast_pair);        /* binomial */
@@ -235,36 +211,29 @@ static inline void *umpi_coll_at(const void *buf, MPI_Count i, const umpi_dtype_
     return (char *) buf + i * dt->extent;
 }
 
-/* ---- the algorithms (src/coll/algo/), listed in select.c's tables ---------------------------- */
+/* ---- the algorithms (src/coll/algo/, one per file), listed in algos.def ---------------------------- */
 
-#define UMPI_COLL_ALGO(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
-UMPI_COLL_ALGO(umpi_barrier_dissemination);
-UMPI_COLL_ALGO(umpi_bcast_binomial);
-UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling);
-/* hierarchical (lead) */
-UMPI_COLL_ALGO(umpi_barrier_hier);
-UMPI_COLL_ALGO(umpi_bcast_hier);
-UMPI_COLL_ALGO(umpi_allreduce_hier);
+/* An algorithm's build function (umpi_coll_build_fn): UMPI_COLL_BUILD(umpi_x) { ... } in algo/x.c. */
+#define UMPI_COLL_BUILD(fn) int fn(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a)
+#define UMPI_COLL_TABLE(KIND, COMM, ...) __VA_ARGS__
+#define UMPI_COLL_TABLE_OF(KIND, COMM, OTHER)
+#define UMPI_COLL_ALGO(name, fn, usable, time, work, pair, doc) UMPI_COLL_BUILD(fn);
+#include "coll/algos.def"
+#undef UMPI_COLL_TABLE
+#undef UMPI_COLL_TABLE_OF
+#undef UMPI_COLL_ALGO
+
+/* usable() of the hierarchical algorithms: a communicator spanning nodes with several members on one;
+ * _commutative: and a commutative op (they combine node by node, not in rank order) */
 int umpi_coll_hier_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
 int umpi_coll_hier_usable_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+/* usable() of allgather recursive_doubling: p a power of two */
+int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
+/* The segmented reduce of the pipeline and tree_pipeline algorithms (algo/reduce_segmented.c):
+ * segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree. */
+enum { UMPI_COLL_SEG_CHAIN, UMPI_COLL_SEG_BINOMIAL };
+int umpi_coll_reduce_segmented(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a, int shape);
 
-/* -- part c3: intercommunicator and neighbourhood collectives -- */
-UMPI_COLL_ALGO(umpi_neighbor_linear);
-UMPI_COLL_ALGO(umpi_inter_barrier);
-UMPI_COLL_ALGO(umpi_inter_bcast);
-UMPI_COLL_ALGO(umpi_inter_gather);
-UMPI_COLL_ALGO(umpi_inter_gatherv);
-UMPI_COLL_ALGO(umpi_inter_scatter);
-UMPI_COLL_ALGO(umpi_inter_scatterv);
-UMPI_COLL_ALGO(umpi_inter_allgather);
-UMPI_COLL_ALGO(umpi_inter_allgatherv);
-UMPI_COLL_ALGO(umpi_inter_alltoall);
-UMPI_COLL_ALGO(umpi_inter_alltoallv);
-UMPI_COLL_ALGO(umpi_inter_alltoallw);
-UMPI_COLL_ALGO(umpi_inter_reduce);
-UMPI_COLL_ALGO(umpi_inter_allreduce);
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter);
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block);
 /* The neighbours of my process in c's topology, in the standard's order (MPI_PROC_NULL where a
  * Cartesian grid ends): *in / *out are malloc'ed (the caller frees them); MPI_ERR_TOPOLOGY when c
  * carries no topology. */
@@ -279,58 +248,6 @@ int umpi_coll_inter_bcast_local(umpi_sched_t *s, const umpi_coll_view_t *lv, voi
 /* Reduce_scatter (counts[i] elements for member i) or its block form (counts NULL: count each). */
 int umpi_coll_inter_reduce_scatter_counts(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
                                           const MPI_Count *counts, MPI_Count count);
-
-/* part c1: gather, scatter, allgather, alltoall families (alltoallw runs the alltoallv builders) */
-UMPI_COLL_ALGO(umpi_gather_binomial);
-UMPI_COLL_ALGO(umpi_gather_linear);
-UMPI_COLL_ALGO(umpi_gatherv_linear);
-UMPI_COLL_ALGO(umpi_scatter_binomial);
-UMPI_COLL_ALGO(umpi_scatter_linear);
-UMPI_COLL_ALGO(umpi_scatterv_linear);
-UMPI_COLL_ALGO(umpi_allgather_ring);
-UMPI_COLL_ALGO(umpi_allgather_recursive_doubling);
-int umpi_allgather_recursive_doubling_usable(const umpi_coll_view_t *v, const umpi_coll_args_t *a);
-UMPI_COLL_ALGO(umpi_allgather_bruck);
-UMPI_COLL_ALGO(umpi_allgatherv_ring);
-UMPI_COLL_ALGO(umpi_allgatherv_linear);
-UMPI_COLL_ALGO(umpi_alltoall_pairwise);
-UMPI_COLL_ALGO(umpi_alltoall_bruck);
-UMPI_COLL_ALGO(umpi_alltoall_linear);
-UMPI_COLL_ALGO(umpi_alltoallv_pairwise);
-UMPI_COLL_ALGO(umpi_alltoallv_linear);
-
-/* ---- reductions, more broadcast and barrier algorithms (issue 4, part c2) ---------------------- */
-UMPI_COLL_ALGO(umpi_barrier_recursive_doubling);
-UMPI_COLL_ALGO(umpi_bcast_scatter_allgather);
-UMPI_COLL_ALGO(umpi_bcast_pipeline);
-UMPI_COLL_ALGO(umpi_reduce_binomial);
-UMPI_COLL_ALGO(umpi_reduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_allreduce_ring);
-UMPI_COLL_ALGO(umpi_allreduce_rabenseifner);
-UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast);
-UMPI_COLL_ALGO(umpi_reduce_scatter_ring);
-UMPI_COLL_ALGO(umpi_reduce_scatter_recursive_halving);
-UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv);
-UMPI_COLL_ALGO(umpi_scan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_scan_linear);
-UMPI_COLL_ALGO(umpi_exscan_recursive_doubling);
-UMPI_COLL_ALGO(umpi_exscan_linear);
-
-/* ---- more hierarchical algorithms (issue 4, part hier2); usable: umpi_coll_hier_usable[_commutative] ---- */
-UMPI_COLL_ALGO(umpi_reduce_hier);
-UMPI_COLL_ALGO(umpi_allgather_hier);
-UMPI_COLL_ALGO(umpi_gather_hier);
-UMPI_COLL_ALGO(umpi_scatter_hier);
-UMPI_COLL_ALGO(umpi_allreduce_hier_large);
-
-/* ---- small collectives when ranks outnumber cores (issue 4, part perf2) ------------------------------ */
-UMPI_COLL_ALGO(umpi_bcast_linear);
-
-/* ---- segmented reduce (issue 4, part perf4): segments of UMPI_REDUCE_SEGMENT_SIZE up a chain or a binomial tree ---- */
-UMPI_COLL_ALGO(umpi_reduce_pipeline);
-UMPI_COLL_ALGO(umpi_reduce_tree_pipeline);
-/* fan-in/fan-out barrier: member 0 leaves first (part perf4) */
-UMPI_COLL_ALGO(umpi_barrier_linear);
 
 /* Reduce_scatter and Reduce_scatter_block share their algorithms: member i's element count. */
 static inline MPI_Count umpi_coll_rs_count(const umpi_coll_args_t *a, int i)

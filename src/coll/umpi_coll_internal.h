@@ -2,7 +2,8 @@
  * Internal collectives: what communicator creation needs (broadcast, allreduce of small int
  * arrays, a pairwise exchange), over the UCX netmod on the parent's collective context with the
  * internal tag bit. Simple algorithms (binomial tree, recursive doubling); not exported as MPI
- * functions. Issue 4's collectives replace them behind the same calls.
+ * functions. They stay apart from the schedules of umpi_sched.h, which run over a communicator:
+ * these run while the communicator is still being made.
  *
  * They run over a set of members that need not be a whole communicator (MPI_Comm_create_group,
  * the local group of an intercommunicator), described by umpi_coll_grp_t. Callers hold the big

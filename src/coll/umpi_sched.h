@@ -8,7 +8,7 @@
  * earlier step brings. The whole schedule is built when the collective is called (buffers, counts
  * and peers are known then), so nothing refers to the caller's count arrays afterwards, and a
  * persistent collective restarts the same steps at every MPI_Start; a small blocking one is kept
- * by its communicator and restarted when the same call comes back (select.c).
+ * by its communicator and restarted when the same call comes back (post.c).
  *
  * Messages travel on the communicator's collective context (context_id + 1) with tag
  *     seq (18 bits) | sub-view (4 bits) | LOCAL (1 bit)
@@ -92,7 +92,7 @@ int umpi_sched_fence(umpi_sched_t *s);
 int umpi_sched_run(umpi_sched_t *s);
 /*
  * A blocking schedule kept by its communicator to run again when the same call comes back
- * (select.c): umpi_sched_run_kept runs it to completion without freeing it (an MPI error code;
+ * (post.c): umpi_sched_run_kept runs it to completion without freeing it (an MPI error code;
  * after an error it must be freed, not kept). umpi_sched_park then gives back its reference on the
  * communicator (the communicator owns it, and frees it when it is freed itself);
  * umpi_sched_unpark takes it again, with the communicator's next collective tag, ready to run.

@@ -1,6 +1,6 @@
 /*
  * Blocking collectives called again with the same arguments (umpi keeps each kind's last small
- * schedule per communicator and runs it again: src/coll/select.c). What must not leak from one
+ * schedule per communicator and runs it again: src/coll/post.c). What must not leak from one
  * call into the next: the data (the buffers change between calls, the schedule reads them when
  * it runs), the root, the counts, MPI_IN_PLACE, a datatype or user op freed and replaced by a new
  * one (which may get the same handle), a communicator freed and another made in its place.

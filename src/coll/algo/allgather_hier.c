@@ -1,5 +1,5 @@
 /*
- * Allgather, hierarchical (part hier2; the node structure is in src/coll/hier.c): each node's
+ * Allgather, hierarchical (the node structure is in src/coll/hier.c): each node's
  * blocks go up a binomial tree to the node leader, the leaders pass their nodes' pieces round a
  * ring (an allgatherv: nodes may be uneven), each leader broadcasts the whole packed vector inside
  * its node, and every member places the blocks by rank (nodes need not hold consecutive ranks;
@@ -7,7 +7,7 @@
  */
 #include "hier_blocks.h"
 
-UMPI_COLL_ALGO(umpi_allgather_hier)
+UMPI_COLL_BUILD(umpi_allgather_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -2,12 +2,12 @@
  * Allgatherv, linear: every member posts its block to each of the others and all p - 1 receives
  * at once, in one round. Fewest rounds; each member sends its block p - 1 times.
  */
-#include "c1_blocks.h"
+#include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_allgatherv_linear)
+UMPI_COLL_BUILD(umpi_allgatherv_linear)
 {
     int p = v->size, r = v->rank;
-    umpi_c1_blk_t me = umpi_c1_rblk(a, r);
+    umpi_coll_blk_t me = umpi_coll_rblk(a, r);
     const void *src = a->sbuf;
     MPI_Count scount = a->scount;
     umpi_dtype_t *sdt = a->sdt;
@@ -20,7 +20,7 @@ UMPI_COLL_ALGO(umpi_allgatherv_linear)
     }
     for (int k = 1; k < p; k++) {
         int from = (r - k + p) % p;
-        umpi_c1_blk_t rb = umpi_c1_rblk(a, from);
+        umpi_coll_blk_t rb = umpi_coll_rblk(a, from);
         UMPI_COLL_TRY(umpi_sched_recv(s, v, from, rb.buf, rb.count, rb.dt));
         UMPI_COLL_TRY(umpi_sched_send(s, v, (r + k) % p, src, scount, sdt));
     }

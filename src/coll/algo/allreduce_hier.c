@@ -4,7 +4,7 @@
 #include "coll/umpi_coll.h"
 
 /* Allreduce: inside the node, then among the leaders (in place), then from each leader to its node. */
-UMPI_COLL_ALGO(umpi_allreduce_hier)
+UMPI_COLL_BUILD(umpi_allreduce_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -1,5 +1,5 @@
 /*
- * Allreduce for large vectors, hierarchical (part hier2; the node structure is in src/coll/hier.c),
+ * Allreduce for large vectors, hierarchical (the node structure is in src/coll/hier.c),
  * commutative ops: a Rabenseifner reduce inside each node to its leader, a bandwidth-optimal
  * allreduce among the leaders (Rabenseifner when their number is a power of two, the ring
  * otherwise, where Rabenseifner's fold would send the whole vector once more), and a
@@ -14,7 +14,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_allreduce_hier_large)
+UMPI_COLL_BUILD(umpi_allreduce_hier_large)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

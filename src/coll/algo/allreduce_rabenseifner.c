@@ -6,7 +6,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_allreduce_rabenseifner)
+UMPI_COLL_BUILD(umpi_allreduce_rabenseifner)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

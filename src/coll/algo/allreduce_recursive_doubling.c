@@ -26,7 +26,7 @@ static int umpi__combine(umpi_sched_t *s, const umpi_coll_args_t *a, void *tmp, 
     return err;
 }
 
-UMPI_COLL_ALGO(umpi_allreduce_recursive_doubling)
+UMPI_COLL_BUILD(umpi_allreduce_recursive_doubling)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

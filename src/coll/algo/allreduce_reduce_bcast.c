@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_allreduce_reduce_bcast)
+UMPI_COLL_BUILD(umpi_allreduce_reduce_bcast)
 {
     umpi_coll_args_t ra = *a;
     ra.kind = UMPI_COLL_REDUCE;

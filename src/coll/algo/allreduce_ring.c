@@ -12,7 +12,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_allreduce_ring)
+UMPI_COLL_BUILD(umpi_allreduce_ring)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

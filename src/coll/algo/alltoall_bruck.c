@@ -5,13 +5,13 @@
  * After ceil(log2 p) rounds slot j holds the block from rank (r - j) mod p. log2 p messages of
  * about p/2 blocks each, plus local packing.
  */
-#include "c1_blocks.h"
+#include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_alltoall_bruck)
+UMPI_COLL_BUILD(umpi_alltoall_bruck)
 {
     int p = v->size, r = v->rank;
     size_t blk = a->bytes;
-    umpi_dtype_t *byte = umpi_c1_byte(), *rdt = a->rdt;
+    umpi_dtype_t *byte = umpi_coll_byte(), *rdt = a->rdt;
     MPI_Count rc = a->rcount;
     if (p == 1) {
         if (a->sbuf != MPI_IN_PLACE)
@@ -21,23 +21,23 @@ UMPI_COLL_ALGO(umpi_alltoall_bruck)
     char *slots = umpi_sched_buf(s, (size_t) p * blk);
     char *out = umpi_sched_buf(s, (size_t) (p / 2 + 1) * blk), *in = umpi_sched_buf(s, (size_t) (p / 2 + 1) * blk);
     if (slots == NULL || out == NULL || in == NULL)
-        return umpi_c1_nomem("an alltoall");
+        return umpi_coll_nomem("an alltoall");
     /* slot j = the block for rank (r + j) % p: blocks r .. p - 1, then 0 .. r - 1 */
     const void *src = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
     MPI_Count sc = a->sbuf == MPI_IN_PLACE ? rc : a->scount;
     umpi_dtype_t *sdt = a->sbuf == MPI_IN_PLACE ? rdt : a->sdt;
-    UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(src, r, sc, sdt), (MPI_Count) (p - r) * sc, sdt, slots,
+    UMPI_COLL_TRY(umpi_sched_copy(s, umpi_coll_block(src, r, sc, sdt), (MPI_Count) (p - r) * sc, sdt, slots,
                                   (MPI_Count) ((size_t) (p - r) * blk), byte));
     if (r > 0)
-        UMPI_COLL_TRY(umpi_sched_copy(s, src, (MPI_Count) r * sc, sdt, umpi_c1_bytes(slots, p - r, blk),
+        UMPI_COLL_TRY(umpi_sched_copy(s, src, (MPI_Count) r * sc, sdt, umpi_coll_packed(slots, p - r, blk),
                                       (MPI_Count) ((size_t) r * blk), byte));
     UMPI_COLL_TRY(umpi_sched_fence(s));
     for (int k = 1; k < p; k <<= 1) {
         int n = 0;
         for (int j = 1; j < p; j++)
             if (j & k)
-                UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_bytes(slots, j, blk), (MPI_Count) blk, byte,
-                                              umpi_c1_bytes(out, n++, blk), (MPI_Count) blk, byte));
+                UMPI_COLL_TRY(umpi_sched_copy(s, umpi_coll_packed(slots, j, blk), (MPI_Count) blk, byte,
+                                              umpi_coll_packed(out, n++, blk), (MPI_Count) blk, byte));
         MPI_Count nb = (MPI_Count) ((size_t) n * blk);
         UMPI_COLL_TRY(umpi_sched_recv(s, v, (r - k + p) % p, in, nb, byte));
         UMPI_COLL_TRY(umpi_sched_send(s, v, (r + k) % p, out, nb, byte));
@@ -45,12 +45,12 @@ UMPI_COLL_ALGO(umpi_alltoall_bruck)
         n = 0;
         for (int j = 1; j < p; j++)
             if (j & k)
-                UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_bytes(in, n++, blk), (MPI_Count) blk, byte,
-                                              umpi_c1_bytes(slots, j, blk), (MPI_Count) blk, byte));
+                UMPI_COLL_TRY(umpi_sched_copy(s, umpi_coll_packed(in, n++, blk), (MPI_Count) blk, byte,
+                                              umpi_coll_packed(slots, j, blk), (MPI_Count) blk, byte));
     }
     /* slot j came from rank (r - j) mod p */
     for (int j = 0; j < p; j++)
-        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_bytes(slots, j, blk), (MPI_Count) blk, byte,
-                                      umpi_c1_block(a->rbuf, (r - j + p) % p, rc, rdt), rc, rdt));
+        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_coll_packed(slots, j, blk), (MPI_Count) blk, byte,
+                                      umpi_coll_block(a->rbuf, (r - j + p) % p, rc, rdt), rc, rdt));
     return MPI_SUCCESS;
 }

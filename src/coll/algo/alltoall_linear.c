@@ -2,9 +2,9 @@
  * Alltoall, linear: every member posts all p - 1 receives and p - 1 sends at once (one round), then
  * copies its own block locally. With MPI_IN_PLACE recvbuf is first copied aside.
  */
-#include "c1_blocks.h"
+#include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_alltoall_linear)
+UMPI_COLL_BUILD(umpi_alltoall_linear)
 {
     int p = v->size, r = v->rank;
     const void *sbuf = a->sbuf;
@@ -15,7 +15,7 @@ UMPI_COLL_ALGO(umpi_alltoall_linear)
             return MPI_SUCCESS;
         void *tmp = umpi_sched_buf_dt(s, (MPI_Count) p * rc, rdt);
         if (tmp == NULL)
-            return umpi_c1_nomem("an in-place alltoall");
+            return umpi_coll_nomem("an in-place alltoall");
         UMPI_COLL_TRY(umpi_sched_copy(s, a->rbuf, (MPI_Count) p * rc, rdt, tmp, (MPI_Count) p * rc, rdt));
         UMPI_COLL_TRY(umpi_sched_fence(s));
         sbuf = tmp;
@@ -24,12 +24,12 @@ UMPI_COLL_ALGO(umpi_alltoall_linear)
     }
     for (int k = 1; k < p; k++) {
         int to = (r + k) % p, from = (r - k + p) % p;
-        UMPI_COLL_TRY(umpi_sched_recv(s, v, from, umpi_c1_block(a->rbuf, from, rc, rdt), rc, rdt));
-        UMPI_COLL_TRY(umpi_sched_send(s, v, to, umpi_c1_block(sbuf, to, sc, sdt), sc, sdt));
+        UMPI_COLL_TRY(umpi_sched_recv(s, v, from, umpi_coll_block(a->rbuf, from, rc, rdt), rc, rdt));
+        UMPI_COLL_TRY(umpi_sched_send(s, v, to, umpi_coll_block(sbuf, to, sc, sdt), sc, sdt));
     }
     /* my own block after everything is posted: the peers need not wait for the copy */
     if (a->sbuf != MPI_IN_PLACE)
-        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_c1_block(sbuf, r, sc, sdt), sc, sdt, umpi_c1_block(a->rbuf, r, rc, rdt),
-                                      rc, rdt));
+        UMPI_COLL_TRY(umpi_sched_copy(s, umpi_coll_block(sbuf, r, sc, sdt), sc, sdt,
+                                      umpi_coll_block(a->rbuf, r, rc, rdt), rc, rdt));
     return MPI_SUCCESS;
 }

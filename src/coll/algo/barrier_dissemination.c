@@ -4,7 +4,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_barrier_dissemination)
+UMPI_COLL_BUILD(umpi_barrier_dissemination)
 {
     (void) a;
     umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE);

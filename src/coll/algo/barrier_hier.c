@@ -5,7 +5,7 @@
 
 /* Barrier: node barrier, leaders' barrier, node barrier (the second one releases the members
  * only after their leader saw every node arrive). */
-UMPI_COLL_ALGO(umpi_barrier_hier)
+UMPI_COLL_BUILD(umpi_barrier_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

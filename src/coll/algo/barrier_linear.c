@@ -3,11 +3,12 @@
  * 0 waits for all the signals, then releases everyone in one round. Two rounds whatever p, p - 1
  * messages each at member 0; nobody forwards. Member 0 leaves first, which is what a broadcast
  * from it that follows wants (its data leaves before the others are released): when ranks
- * outnumber cores, osu_bcast measures exactly that (part perf4, bench/NOTES.md).
+ * outnumber cores, osu_bcast measures exactly that (bench/NOTES.md, "segmented reduce, the barrier's
+ * exit order, cached pieces").
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_barrier_linear)
+UMPI_COLL_BUILD(umpi_barrier_linear)
 {
     (void) a;
     umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE);

@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_bcast_binomial)
+UMPI_COLL_BUILD(umpi_bcast_binomial)
 {
     int p = v->size, root = a->root;
     int vr = (v->rank - root + p) % p;

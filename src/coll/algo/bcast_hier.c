@@ -5,7 +5,7 @@
 
 /* Broadcast: the root hands the data to its node's leader, the leaders broadcast it, each leader
  * broadcasts it inside its node. */
-UMPI_COLL_ALGO(umpi_bcast_hier)
+UMPI_COLL_BUILD(umpi_bcast_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

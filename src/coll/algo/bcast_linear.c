@@ -2,11 +2,12 @@
  * Broadcast, flat: the root sends the whole message to every other member in one round; nobody
  * forwards. p - 1 sends at the root against binomial's log2 p, but every receiver depends on the
  * root alone: when ranks outnumber cores, a binomial receiver also waits for its forwarding
- * parent to get a core, a hand-off of about 1.5 us here (part perf2, bench/NOTES.md).
+ * parent to get a core, a hand-off of about 1.5 us on a 2-core machine (bench/NOTES.md, "small
+ * collectives, per-call overhead and oversubscribed bcast/alltoall").
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_bcast_linear)
+UMPI_COLL_BUILD(umpi_bcast_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)

@@ -8,7 +8,7 @@
 
 #define UMPI__SEG 65536
 
-UMPI_COLL_ALGO(umpi_bcast_pipeline)
+UMPI_COLL_BUILD(umpi_bcast_pipeline)
 {
     int p = v->size, root = a->root, vr = (v->rank - root + p) % p;
     umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE), *dt = a->rdt;

@@ -7,7 +7,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_bcast_scatter_allgather)
+UMPI_COLL_BUILD(umpi_bcast_scatter_allgather)
 {
     int p = v->size, root = a->root, vr = (v->rank - root + p) % p;
     umpi_dtype_t *byte = umpi_dtype_get(MPI_BYTE), *dt = a->rdt;

@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_exscan_linear)
+UMPI_COLL_BUILD(umpi_exscan_linear)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_exscan_recursive_doubling)
+UMPI_COLL_BUILD(umpi_exscan_recursive_doubling)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

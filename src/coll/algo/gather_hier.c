@@ -1,5 +1,5 @@
 /*
- * Gather, hierarchical (part hier2; the node structure is in src/coll/hier.c): each node's
+ * Gather, hierarchical (the node structure is in src/coll/hier.c): each node's
  * members send their blocks up a binomial tree to the node leader, which then holds its node's
  * blocks packed in rank order; the leaders send those pieces to the leader of the root's node in
  * one message each (a linear gatherv among the leaders, pieces differ when nodes are uneven),
@@ -8,7 +8,7 @@
  */
 #include "hier_blocks.h"
 
-UMPI_COLL_ALGO(umpi_gather_hier)
+UMPI_COLL_BUILD(umpi_gather_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -1,5 +1,5 @@
 /*
- * Helpers of the hierarchical gather / scatter / allgather (part hier2): where each member's block
+ * Helpers of the hierarchical gather / scatter / allgather: where each member's block
  * sits in a packed buffer of all blocks laid out node by node. Node leaders move the blocks of
  * their whole node as one piece, so a packed buffer holds node 0's members (in rank order), then
  * node 1's, and so on; when nodes do not hold consecutive ranks that is not rank order, and the

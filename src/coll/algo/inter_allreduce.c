@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_inter_allreduce)
+UMPI_COLL_BUILD(umpi_inter_allreduce)
 {
     umpi_coll_view_t rv;
     umpi_coll_view_remote(&rv, a->comm);

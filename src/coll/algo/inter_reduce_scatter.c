@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter)
+UMPI_COLL_BUILD(umpi_inter_reduce_scatter)
 {
     return umpi_coll_inter_reduce_scatter_counts(s, v, a, a->rcounts, 0);
 }

@@ -4,7 +4,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_inter_reduce_scatter_block)
+UMPI_COLL_BUILD(umpi_inter_reduce_scatter_block)
 {
     return umpi_coll_inter_reduce_scatter_counts(s, v, a, NULL, a->rcount);
 }

@@ -63,7 +63,7 @@ static int umpi__send(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_col
     }
 }
 
-UMPI_COLL_ALGO(umpi_neighbor_linear)
+UMPI_COLL_BUILD(umpi_neighbor_linear)
 {
     int *in, *out, nin, nout;
     int err = umpi_coll_neighbors(a->comm, &in, &nin, &out, &nout);

@@ -8,7 +8,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_binomial)
+UMPI_COLL_BUILD(umpi_reduce_binomial)
 {
     int p = v->size, r = v->rank, root = a->root;
     int commute = umpi_op_is_commutative(a->op);

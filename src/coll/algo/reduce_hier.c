@@ -1,12 +1,12 @@
 /*
- * Reduce, hierarchical (part hier2; the node structure is in src/coll/hier.c), commutative ops:
+ * Reduce, hierarchical (the node structure is in src/coll/hier.c), commutative ops:
  * a binomial reduce inside each node to its leader, a binomial reduce among the leaders to the
  * leader of the root's node, and a last message to the root when it does not lead its node. The
  * contributions are combined node by node, not in rank order: commutative ops only.
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_hier)
+UMPI_COLL_BUILD(umpi_reduce_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -6,7 +6,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_rabenseifner)
+UMPI_COLL_BUILD(umpi_reduce_rabenseifner)
 {
     int p = v->size, r = v->rank, root = a->root;
     MPI_Count n = a->scount;

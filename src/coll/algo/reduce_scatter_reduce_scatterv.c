@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_scatter_reduce_scatterv)
+UMPI_COLL_BUILD(umpi_reduce_scatter_reduce_scatterv)
 {
     int p = v->size, r = v->rank;
     umpi_dtype_t *dt = a->sdt;

@@ -6,7 +6,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_reduce_scatter_ring)
+UMPI_COLL_BUILD(umpi_reduce_scatter_ring)
 {
     int p = v->size, r = v->rank;
     umpi_dtype_t *dt = a->sdt;

@@ -5,7 +5,7 @@
  */
 #include "coll/umpi_coll.h"
 
-UMPI_COLL_ALGO(umpi_scan_linear)
+UMPI_COLL_BUILD(umpi_scan_linear)
 {
     int p = v->size, r = v->rank;
     MPI_Count n = a->rcount;

@@ -1,5 +1,5 @@
 /*
- * Scatter, hierarchical (part hier2; the node structure is in src/coll/hier.c): the root packs the
+ * Scatter, hierarchical (the node structure is in src/coll/hier.c): the root packs the
  * blocks node by node (hier_blocks.h) and hands them to its node's leader when it does not lead
  * the node itself; that leader sends each other leader its node's piece (a linear scatterv among
  * the leaders), and each leader scatters its piece inside its node along a binomial tree. One
@@ -7,7 +7,7 @@
  */
 #include "hier_blocks.h"
 
-UMPI_COLL_ALGO(umpi_scatter_hier)
+UMPI_COLL_BUILD(umpi_scatter_hier)
 {
     (void) v;
     umpi_coll_comm_t *cc = a->comm->coll;

@@ -2,9 +2,9 @@
  * Scatterv, linear: the root posts p - 1 sends at once, each from its displacement with its own
  * count; the others receive theirs. One round.
  */
-#include "c1_blocks.h"
+#include "blocks.h"
 
-UMPI_COLL_ALGO(umpi_scatterv_linear)
+UMPI_COLL_BUILD(umpi_scatterv_linear)
 {
     int p = v->size, root = a->root;
     if (v->rank != root)

@@ -1,30 +1,31 @@
 /*
- * Helpers shared by the gather / scatter / allgather / alltoall algorithms (part c1): typed blocks
- * of the caller's buffers, byte blocks of packed scratch, the per-peer blocks of the v and w kinds.
+ * The blocks of the gather / scatter / allgather / alltoall algorithms: block i of a caller's
+ * buffer (typed), of packed scratch (bytes), and the per-peer blocks of the v and w kinds.
  */
-#ifndef UMPI_C1_BLOCKS_H
-#define UMPI_C1_BLOCKS_H
+#ifndef UMPI_COLL_BLOCKS_H
+#define UMPI_COLL_BLOCKS_H
 
 #include "coll/umpi_coll.h"
 
-static inline umpi_dtype_t *umpi_c1_byte(void)
+/* MPI_BYTE, the datatype of packed scratch. */
+static inline umpi_dtype_t *umpi_coll_byte(void)
 {
     return umpi_dtype_get(MPI_BYTE);
 }
 
 /* Block i of a buffer of blocks of count elements of dt. */
-static inline void *umpi_c1_block(const void *buf, int i, MPI_Count count, const umpi_dtype_t *dt)
+static inline void *umpi_coll_block(const void *buf, int i, MPI_Count count, const umpi_dtype_t *dt)
 {
     return umpi_coll_at(buf, (MPI_Count) i * count, dt);
 }
 
 /* Block i of packed bytes, blk bytes each. */
-static inline char *umpi_c1_bytes(const void *buf, MPI_Count i, size_t blk)
+static inline char *umpi_coll_packed(const void *buf, MPI_Count i, size_t blk)
 {
     return (char *) buf + (size_t) i * blk;
 }
 
-static inline int umpi_c1_nomem(const char *what)
+static inline int umpi_coll_nomem(const char *what)
 {
     return umpi_err_create(MPI_ERR_OTHER, "out of memory for the scratch buffer of %s", what);
 }
@@ -34,12 +35,12 @@ typedef struct {
     void *buf;
     MPI_Count count;
     umpi_dtype_t *dt;
-} umpi_c1_blk_t;
+} umpi_coll_blk_t;
 
 /* What this process sends to member i (alltoallv / alltoallw; sbuf not MPI_IN_PLACE). */
-static inline umpi_c1_blk_t umpi_c1_sblk(const umpi_coll_args_t *a, int i)
+static inline umpi_coll_blk_t umpi_coll_sblk(const umpi_coll_args_t *a, int i)
 {
-    umpi_c1_blk_t b;
+    umpi_coll_blk_t b;
     if (a->kind == UMPI_COLL_ALLTOALLW) {
         b.dt = a->sdts[i];
         b.buf = (char *) a->sbuf + a->sdispls[i];
@@ -52,9 +53,9 @@ static inline umpi_c1_blk_t umpi_c1_sblk(const umpi_coll_args_t *a, int i)
 }
 
 /* Where the data from member i goes (alltoallv / alltoallw, allgatherv, gatherv). */
-static inline umpi_c1_blk_t umpi_c1_rblk(const umpi_coll_args_t *a, int i)
+static inline umpi_coll_blk_t umpi_coll_rblk(const umpi_coll_args_t *a, int i)
 {
-    umpi_c1_blk_t b;
+    umpi_coll_blk_t b;
     if (a->kind == UMPI_COLL_ALLTOALLW) {
         b.dt = a->rdts[i];
         b.buf = (char *) a->rbuf + a->rdispls[i];
@@ -71,27 +72,27 @@ static inline umpi_c1_blk_t umpi_c1_rblk(const umpi_coll_args_t *a, int i)
  * of the receive blocks made by the first steps of s (followed by a fence), since the receive
  * buffer is overwritten while its old contents are still being sent. sb gets p entries.
  */
-static inline int umpi_c1_alltoallv_sources(umpi_sched_t *s, const umpi_coll_view_t *v, const umpi_coll_args_t *a,
-                                            umpi_c1_blk_t *sb)
+static inline int umpi_coll_alltoallv_sources(umpi_sched_t *s, const umpi_coll_view_t *v,
+                                              const umpi_coll_args_t *a, umpi_coll_blk_t *sb)
 {
     int p = v->size;
     if (a->sbuf != MPI_IN_PLACE) {
         for (int i = 0; i < p; i++)
-            sb[i] = umpi_c1_sblk(a, i);
+            sb[i] = umpi_coll_sblk(a, i);
         return MPI_SUCCESS;
     }
     size_t total = 0;
     for (int i = 0; i < p; i++) {
-        umpi_c1_blk_t r = umpi_c1_rblk(a, i);
+        umpi_coll_blk_t r = umpi_coll_rblk(a, i);
         total += (size_t) (r.count * r.dt->size);
     }
     char *tmp = umpi_sched_buf(s, total);
     if (tmp == NULL)
-        return umpi_c1_nomem("an in-place alltoall");
-    umpi_dtype_t *byte = umpi_c1_byte();
+        return umpi_coll_nomem("an in-place alltoall");
+    umpi_dtype_t *byte = umpi_coll_byte();
     size_t off = 0;
     for (int i = 0; i < p; i++) {
-        umpi_c1_blk_t r = umpi_c1_rblk(a, i);
+        umpi_coll_blk_t r = umpi_coll_rblk(a, i);
         MPI_Count nb = r.count * r.dt->size;
         sb[i].buf = tmp + off;
         sb[i].count = nb;
