@@ -11,7 +11,7 @@ dist_bench_DATA += bench/coll_bench.h bench/osu_allreduce.c bench/osu_bcast.c be
 	bench/osu_allgather.c bench/osu_alltoall.c bench/osu_barrier.c bench/osu_iallreduce.c \
 	bench/coll_params.c
 dist_bench_SCRIPTS = bench/compare
-# mpirun's start-up across hosts (issue 6): bench/launch_startup times bench/init_finalize.c
+# mpirun's start-up across hosts: bench/launch_startup times bench/init_finalize.c
 dist_bench_DATA += bench/init_finalize.c
 # what the GPU's small copies and events cost, with one or more processes sharing a GPU
 dist_bench_DATA += bench/cuda_latency.c
@@ -25,14 +25,14 @@ BENCH_ARGS =
 bench:
 	$(PYTHON3) $(top_srcdir)/bench/compare --umpi $(prefix) --out $(abs_top_builddir)/bench/out $(BENCH_ARGS)
 
-# --- issue 6, part bed: start-up and allreduce on the Slurm test bed (run from the source tree: it needs test/slurm) ---
+# --- start-up and allreduce on the Slurm test bed (run from the source tree: it needs test/slurm) ---
 EXTRA_DIST += bench/init_time.c bench/slurm_startup
 
-# --- issue 6, part ssh: mpirun --hostfile over real ssh on the Slurm test bed (run from the source tree) ---
+# --- mpirun --hostfile over real ssh on the Slurm test bed (run from the source tree) ---
 EXTRA_DIST += bench/hostfile_startup
-# --- issue 6, part net: point-to-point and allreduce across the test bed's nodes (run from the source tree) ---
+# --- point-to-point and allreduce across the test bed's nodes (run from the source tree) ---
 EXTRA_DIST += bench/slurm_net
 
-# --- issue 4, part small: instructions of one collective call under callgrind (bench/README.md) ---
+# --- instructions of one collective call under callgrind (bench/README.md) ---
 dist_bench_DATA += bench/coll_icount.c
 dist_bench_SCRIPTS += bench/coll_icount

@@ -21,7 +21,7 @@ clean-local-runtests:
 	-rm -rf test/_work
 .PHONY: clean-local-runtests
 
-# issue 5, part p2p: the fake CUDA driver and the fakegpu suite (device buffers without a GPU)
+# the fake CUDA driver and the fakegpu suite (device buffers without a GPU)
 include test/fakecuda/Makefile.mk
-# --- issue 6, part bed: the Slurm test bed (test/slurm) ---
+# --- the Slurm test bed (test/slurm) ---
 EXTRA_DIST += test/slurm

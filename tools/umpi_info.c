@@ -95,7 +95,7 @@ static int umpi__print_gpu(void)
     else
         umpi__row("GPU buffers", "carried: point-to-point by CUDA IPC within a node, the pinned pipeline across nodes, "
                                  "staged copies when small; collectives through host memory, reductions on the CPU");
-    /* issue 5, part collipc: collectives within a node through CUDA IPC (src/coll/device_ipc.c) */
+    /* collectives within a node through CUDA IPC (src/coll/device_ipc.c) */
     if (st.active) {
         char mode[64] = "auto", min[64] = "32768", line[400];
         int n;
@@ -119,7 +119,7 @@ static int umpi__print_gpu(void)
                      "the rest through host memory", when, mode);
         umpi__row("GPU collectives", line);
     }
-    if (st.active) { /* issue 5, part nccl */
+    if (st.active) { /* whether collectives on device buffers would go to NCCL */
         umpi_nccl_describe(buf, sizeof(buf));
         umpi__row("NCCL", buf);
     }

@@ -31,12 +31,12 @@ libmpi_la_SOURCES += \
 	src/core/env.c \
 	src/core/attr.c
 
-# --- info (issue 3) ---
+# --- info ---
 libmpi_la_SOURCES += src/core/info.c
 
-# --- attributes (issue 3) ---
+# --- attributes ---
 libmpi_la_SOURCES += src/core/umpi_attr.h src/core/attr_list.c
-# --- groups and communicators (issue 3) ---
+# --- groups and communicators ---
 libmpi_la_SOURCES += \
 	src/core/umpi_comm.h \
 	src/core/umpi_context.h \
@@ -47,21 +47,21 @@ libmpi_la_SOURCES += \
 	src/coll/umpi_coll_internal.h \
 	src/coll/internal.c
 
-# --- process topologies (issue 3) ---
+# --- process topologies ---
 libmpi_la_SOURCES += \
 	src/core/umpi_topo.h \
 	src/core/umpi_topo_internal.h \
 	src/core/topo.c \
 	src/core/topo_graph.c
-# --- communicator info hints (issue 3) ---
+# --- communicator info hints ---
 libmpi_la_SOURCES += src/core/comm_info.c
 libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
-# --- nonblocking communicator duplication (issue 3) ---
+# --- nonblocking communicator duplication ---
 libmpi_la_SOURCES += src/core/comm_idup.c
-# --- communicators from groups, create/split of intercommunicators (issue 3) ---
+# --- communicators from groups, create/split of intercommunicators ---
 libmpi_la_SOURCES += src/core/comm_from_group.c src/core/intercomm_sub.c
 
-# --- issue 6, part ssh: the node's CPUs from the ranks' affinity masks (progress.c) ---
+# --- the node's CPUs from the ranks' affinity masks (progress.c) ---
 libmpi_la_SOURCES += \
 	src/core/umpi_cpuset.h \
 	src/core/cpuset.c

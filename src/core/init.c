@@ -84,7 +84,7 @@ static int umpi__init(int required, int *provided)
             umpi_debug(1, "cuda: %s: every host buffer is asked of the driver, every cached device range checked "
                        "against its buffer id", umpi_status_last_msg());
     }
-    st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now (issue 5, part nccl) */
+    st = umpi_nccl_init(); /* UMPI_NCCL=1: NCCL must load now */
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting NCCL failed");
     st = umpi_p2p_init(pmi.size);

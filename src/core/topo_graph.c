@@ -199,7 +199,7 @@ int umpi_impl_dist_graph_create_adjacent(umpi_comm_t *comm_old_ptr, int indegree
  * array and the bitwise OR joins them): first the number of edges each gives and what it said
  * about weights, then the edges as (source, destination, weight). Each keeps the edges that touch
  * it, in the order of the list. O(edges) memory per process: the internal collectives have no
- * personalised exchange yet (issue 4's alltoall replaces this).
+ * personalised exchange (an internal alltoall would bring it to O(degree)).
  */
 int umpi_impl_dist_graph_create(umpi_comm_t *comm_old_ptr, int n, const int sources[], const int degrees[],
                                 const int destinations[], const int weights[], MPI_Info info, int reorder,

@@ -42,7 +42,7 @@ static inline unsigned umpi_progress(void)
 extern int umpi_progress_spin;
 /* Nonzero when this node runs more ranks than this process may use cores (collective selection). */
 extern int umpi_progress_oversubscribed;
-/* The cores this process may use (its affinity mask), at least 1 (part perf3: the total-work cost). */
+/* The cores this process may use (its affinity mask), at least 1 (the cost model's total-work term). */
 extern int umpi_progress_cores;
 /* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node and the CPUs they
  * share: at MPI_Init before the fence (publishes this process's affinity mask), ... */

@@ -107,10 +107,10 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(coll_staged, "collective steps whose device buffer was moved through host memory")           \
     X(coll_whole, "small blocking collectives on device buffers run whole on host copies (one copy in, one out)") \
     X(reduce_staged, "reductions on device buffers computed on the CPU through host copies (a host operand, a user op, no GPU kernel)") \
-    /* issue 5, part collipc: collectives within a node through CUDA IPC (src/coll/device_ipc.c) */ \
+    /* collectives within a node through CUDA IPC (src/coll/device_ipc.c) */ \
     X(coll_ipc, "collectives on device buffers done through CUDA IPC between the members of one node") \
     X(coll_ipc_fallback, "large collectives in one node that the members agreed to move through host memory instead of CUDA IPC (reason at UMPI_DEBUG=1)") \
-    /* NCCL (src/coll/nccl.c, part nccl) */                                                        \
+    /* NCCL (src/coll/nccl.c) */                                                                   \
     X(nccl_colls, "blocking collectives on device buffers run by NCCL")                              \
     X(nccl_comms, "NCCL communicators made (one per MPI communicator that used NCCL)")               \
     X(nccl_declined, "collectives on device buffers at or above UMPI_NCCL_THRESH that NCCL did not run (reason at UMPI_DEBUG=1)") \

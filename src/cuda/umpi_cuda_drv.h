@@ -119,7 +119,7 @@ typedef enum {
     X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle", 1, (CUdeviceptr dptr))                             \
     X(cuMemAllocAsync, "cuMemAllocAsync", 0, (CUdeviceptr *dptr, size_t bytes, CUstream s))          \
     X(cuMemFreeAsync, "cuMemFreeAsync", 0, (CUdeviceptr dptr, CUstream s))                       \
-    /* --- issue 5, part kern: the GPU kernels (src/cuda/kern.c) --- */                            \
+    /* --- the GPU kernels (src/cuda/kern.c) --- */                            \
     X(cuModuleLoadData, "cuModuleLoadData", 1, (CUmodule *mod, const void *image))                   \
     X(cuModuleUnload, "cuModuleUnload", 1, (CUmodule mod))                                          \
     X(cuModuleGetFunction, "cuModuleGetFunction", 1, (CUfunction *fn, CUmodule mod, const char *name)) \
@@ -131,7 +131,7 @@ typedef enum {
     X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", 1, (CUdeviceptr dst, const void *src, size_t n))             \
     X(cuCtxGetId, "cuCtxGetId", 0, (CUcontext ctx, unsigned long long *id))
 
-/* --- issue 5, part kern: types and values of the kernel functions above --- */
+/* --- types and values of the kernel functions above --- */
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 #define UMPI_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16

@@ -1,4 +1,4 @@
-# test/fakecuda: the fake CUDA driver (issue 5, part p2p), a shared library that `make check` builds
+# test/fakecuda: the fake CUDA driver, a shared library that `make check` builds
 # and the fakegpu suite loads through UMPI_CUDA_LIBRARY, so that the device paths run (and any CPU
 # access to device memory crashes) on machines without a GPU. Built with the plain compiler: it is
 # dlopen'ed by path, never installed, and must not depend on libtool's layout.
@@ -20,7 +20,7 @@ test/fakecuda/libcuda_fake.so: $(FAKECUDA_SRC) $(top_srcdir)/test/fakecuda/fakec
 		-I$(top_srcdir)/src -I$(top_srcdir)/test/unit -o $@ $(FAKECUDA_SRC) test/fakecuda/kern_emu.o -lpthread -lm
 	@rm -f test/fakecuda/kern_emu.o
 
-# --- issue 5, part nccl: the fake NCCL (libnccl_fake.so) on the fake driver, which the fakegpu suite
+# --- the fake NCCL (libnccl_fake.so) on the fake driver, which the fakegpu suite
 # names in UMPI_NCCL_LIBRARY; same rules as the fake driver ---
 check_DATA += test/fakecuda/libnccl_fake.so
 CLEANFILES += test/fakecuda/libnccl_fake.so

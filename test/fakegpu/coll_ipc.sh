@@ -1,5 +1,5 @@
 #!/bin/sh
-# Collectives on device buffers within a node through CUDA IPC (issue 5, part collipc), as umpi's
+# Collectives on device buffers within a node through CUDA IPC, as umpi's
 # counters tell it (UMPI_DEBUG=1 prints them at MPI_Finalize): gpu_coll_ipc's calls at or above
 # UMPI_CUDA_COLL_IPC_MIN go through CUDA IPC, exactly as many as the program expects (coll_ipc), the
 # smaller ones through host memory; a rank with host memory, or a driver refusing IPC, makes every

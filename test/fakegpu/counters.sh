@@ -1,5 +1,5 @@
 #!/bin/sh
-# The device paths say what they did (issue 5, part p2p): with the fake CUDA driver (runtests sets
+# The device paths say what they did: with the fake CUDA driver (runtests sets
 # UMPI_CUDA=1, UMPI_CUDA_LIBRARY and MPITEST_MEMTYPE=device), UMPI_DEBUG=1's counters at
 # MPI_Finalize show CUDA IPC taken between processes of one node, the pipeline and its reason when
 # IPC is off or refused, collectives staged; nothing is left in use at MPI_Finalize, nothing is

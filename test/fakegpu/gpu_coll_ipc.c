@@ -1,5 +1,5 @@
 /*
- * Collectives on device buffers within a node through CUDA IPC (issue 5, part collipc): allreduce,
+ * Collectives on device buffers within a node through CUDA IPC: allreduce,
  * reduce, bcast, allgather, allgatherv and alltoall, in place and not, int and double with
  * MPI_SUM and MPI_MAX, at sizes around UMPI_CUDA_COLL_IPC_MIN; buffers freed and allocated again
  * between calls (a stale mapping would deliver the old data). Buffers are this rank's kind

@@ -1,5 +1,5 @@
 /*
- * Collectives on device buffers run by NCCL (issue 5, part nccl), on the fake NCCL of
+ * Collectives on device buffers run by NCCL, on the fake NCCL of
  * test/fakecuda (UMPI_NCCL_LIBRARY): allreduce, bcast, reduce, allgather, reduce_scatter_block
  * at sizes around UMPI_NCCL_THRESH, in place and not, on MPI_COMM_WORLD, a dup and a split (an
  * NCCL communicator each, released with MPI_Comm_free); a call with host memory at one rank and

@@ -1,5 +1,5 @@
 /*
- * Point-to-point with device buffers (issue 5): every host/device combination of sender and
+ * Point-to-point with device buffers: every host/device combination of sender and
  * receiver, at sizes that take each path (empty, staged, envelope: CUDA IPC or the pipeline),
  * in every mode: blocking, nonblocking with the receive posted before and after the message,
  * synchronous, ready, buffered, persistent, wildcards, MPI_Probe, MPI_Mprobe/Mrecv,

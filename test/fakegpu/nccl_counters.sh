@@ -1,5 +1,5 @@
 #!/bin/sh
-# NCCL says what it did (issue 5, part nccl): with the fake CUDA driver and the fake NCCL (runtests
+# NCCL says what it did: with the fake CUDA driver and the fake NCCL (runtests
 # sets UMPI_CUDA_LIBRARY, UMPI_NCCL_LIBRARY, MPITEST_MEMTYPE=device), UMPI_DEBUG=1 shows when NCCL
 # ran a collective, the counters nccl_colls / nccl_comms / nccl_declined at MPI_Finalize, and why a
 # collective on device buffers was not NCCL's: a type or op NCCL lacks, a nonblocking call, host

@@ -1,4 +1,4 @@
-# test/gpu: tests that need a GPU (issue 5). Built by `make check` everywhere (no CUDA toolkit needed:
+# test/gpu: tests that need a GPU. Built by `make check` everywhere (no CUDA toolkit needed:
 # they call the driver through umpi's own table); run by test/runtests' gpu suite only where
 # `umpi_info --gpu` finds a GPU, reported SKIP elsewhere. `make check-gpu` runs that suite alone.
 check_PROGRAMS += test/gpu/gpu_classify
@@ -21,7 +21,7 @@ check-gpu: all $(check_PROGRAMS)
 	$(PYTHON3) $(top_srcdir)/test/runtests --prefix "$(prefix)" --builddir "$(abs_top_builddir)" --suite gpu $(RUNTESTS_FLAGS)
 .PHONY: check-gpu
 
-# --- issue 5, part kern: umpi's GPU kernels on a GPU (every op x type, pack/unpack) ---
+# --- umpi's GPU kernels on a GPU (every op x type, pack/unpack) ---
 check_PROGRAMS += test/gpu/gpu_kern
 test_gpu_gpu_kern_SOURCES = test/gpu/gpu_kern.c test/unit/kern_testdata.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) \
 	src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
@@ -31,7 +31,7 @@ if HAVE_CUDA_KERNELS
 src/cuda/test_gpu_gpu_kern-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
 endif
 EXTRA_DIST += test/gpu/gpu_reduce_local.c
-# --- issue 5, part bench: bench/ with -d cuda (bench_cuda.sh) and a CUDA runtime program built with mpicc ---
+# --- bench/ with -d cuda (bench_cuda.sh) and a CUDA runtime program built with mpicc ---
 EXTRA_DIST += test/gpu/bench_cuda.sh test/gpu/cuda_app.sh test/gpu/cuda_app.c
 # --- the GPU bundle: one folder with which a lent GPU machine runs the whole GPU check in one
 # command (test/gpu/README.md, "The GPU bundle"): `make install && make gpu-bundle`, then on the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/ with device buffers (issue 5, part bench): builds one OSU-style benchmark of bench/ with the
+# bench/ with device buffers: builds one OSU-style benchmark of bench/ with the
 # installed mpicc, as a user would, and runs it with `-d cuda` in every buffer placement (D D, D H,
 # H D, H H; osu_allreduce: every buffer on the device), short, with -c: every row must say Pass,
 # and UMPI_DEBUG=1's counters at MPI_Finalize must show that the device paths ran (small messages

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A user's CUDA program built with umpi's mpicc (issue 5, part bench): cuda_app.c uses the CUDA
+# A user's CUDA program built with umpi's mpicc: cuda_app.c uses the CUDA
 # runtime (<cuda_runtime.h>, cudaMalloc, -lcudart) and gives device pointers to MPI. Checks what
 # the wrapper prints (-show, --showme:compile, --showme:link) with the CUDA flags a user adds,
 # builds it (the loader must find umpi's libmpi and the toolkit's libcudart), and on a GPU runs

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Process binding (issue 6): --bind-to, --report-bindings, --cpu-set, the default (a core each
+# Process binding: --bind-to, --report-bindings, --cpu-set, the default (a core each
 # unless oversubscribed), the errors; each rank's own sched_getaffinity against the report; and
 # the oversubscription the library decides (UMPI_DEBUG=1), bound and not.
 #

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The cost model's choices across nodes (issue 4, part hier2): with node boundaries declared
+# The cost model's choices across nodes: with node boundaries declared
 # (UMPI_COLL_RANKS_PER_NODE=2 at 4 ranks: 2 nodes of 2) it picks the hierarchical algorithms for
 # small barrier / bcast / allreduce (and reduce, allgather); with every rank on one node (no knob)
 # or one rank per node it picks flat ones; UMPI_DEBUG=2 lists every candidate with its estimate.
@@ -9,7 +9,7 @@ for k in BARRIER BCAST ALLREDUCE REDUCE ALLGATHER; do export UMPI_${k}_ALGORITHM
 unset UMPI_COLL_RANKS_PER_NODE
 # The declared nodes share this machine, and UCX's estimate of the link between them (the default,
 # UMPI_COLL_NET_COST=auto) is shared memory, where flat algorithms rightly win: price the network
-# as the built-in InfiniBand guess, which these choices are about (issue 6, part net).
+# as the built-in InfiniBand guess, which these choices are about.
 export UMPI_COLL_NET_COST=builtin
 
 # choice KIND: the algorithm rank 0 reported for KIND on MPI_COMM_WORLD

@@ -1,5 +1,5 @@
 /*
- * The hierarchical collectives (issue 4, part hier2): Reduce, Allreduce (small and large vectors),
+ * The hierarchical collectives: Reduce, Allreduce (small and large vectors),
  * Gather, Scatter, Allgather and Bcast, blocking, nonblocking and persistent, on MPI_COMM_WORLD
  * and on two communicators whose ranks do not follow the world's (reversed, and evens before
  * odds, so that with UMPI_COLL_RANKS_PER_NODE the nodes hold interleaved ranks), every root,

@@ -1,6 +1,5 @@
 #!/bin/bash
-# The collectives' network parameters across the nodes of the Slurm test bed (testbed.sh; issue 6,
-# part net): by default (UMPI_COLL_NET_COST=auto) MPI_COMM_WORLD rank 0 asks UCX for its estimate
+# The collectives' network parameters across the nodes of the Slurm test bed (testbed.sh): by default (UMPI_COLL_NET_COST=auto) MPI_COMM_WORLD rank 0 asks UCX for its estimate
 # of the link to another node and every rank takes rank 0's values at MPI_Init (through PMI); builtin and
 # LAT,BW set them; a job on one node asks nothing. Each job also checks allreduce results
 # (slurm_job: small and large vectors) under the parameters it got.

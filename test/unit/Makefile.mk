@@ -38,13 +38,13 @@ test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
 
-# info lists and objects (issue 3)
+# info lists and objects
 check_PROGRAMS += test/unit/test_info
 test_unit_test_info_SOURCES = test/unit/test_info.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_info_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_info_LDADD = $(UMPI_UNIT_LDADD)
 
-# attribute lists (issue 3)
+# attribute lists
 check_PROGRAMS += test/unit/test_attr
 test_unit_test_attr_SOURCES = test/unit/test_attr.c src/core/attr_list.c src/mpi/abi_symbols.c \
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
@@ -63,14 +63,14 @@ check_PROGRAMS += test/unit/test_context
 test_unit_test_context_SOURCES = test/unit/test_context.c src/core/context.c
 test_unit_test_context_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 
-# reduction operations: kernels, checks and apply (issue 4)
+# reduction operations: kernels, checks and apply
 check_PROGRAMS += test/unit/test_op
 test_unit_test_op_SOURCES = test/unit/test_op.c src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_op_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)
 
-# src/cuda without a GPU: the loader and the classification caches against a fake driver (issue 5)
+# src/cuda without a GPU: the loader and the classification caches against a fake driver
 check_PROGRAMS += test/unit/test_cuda
 UMPI_UNIT_CUDA = src/cuda/loader.c src/cuda/start.c src/cuda/stats.c src/cuda/classify.c src/cuda/ipc_cache.c src/cuda/pipeline.c src/cuda/bounce.c
 test_unit_test_cuda_SOURCES = test/unit/test_cuda.c $(UMPI_UNIT_CUDA) src/cuda/query.c \
@@ -78,7 +78,7 @@ test_unit_test_cuda_SOURCES = test/unit/test_cuda.c $(UMPI_UNIT_CUDA) src/cuda/q
 test_unit_test_cuda_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_LDADD = $(UMPI_UNIT_LDADD) -ldl
 
-# the CUDA IPC caches and the staged-transfer scheduler against fake drivers and networks (issue 5)
+# the CUDA IPC caches and the staged-transfer scheduler against fake drivers and networks
 check_PROGRAMS += test/unit/test_cuda_ipc test/unit/test_cuda_pipe
 test_unit_test_cuda_ipc_SOURCES = test/unit/test_cuda_ipc.c test/unit/fake_cuda.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_BASE)
 test_unit_test_cuda_ipc_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
@@ -87,18 +87,18 @@ test_unit_test_cuda_pipe_SOURCES = test/unit/test_cuda_pipe.c test/unit/fake_cud
 test_unit_test_cuda_pipe_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_pipe_LDADD = $(UMPI_UNIT_LDADD) -ldl
 
-# --- issue 6, part bind: mpirun's binding plan on synthetic hwloc topologies, and its child side ---
+# --- mpirun's binding plan on synthetic hwloc topologies, and its child side ---
 check_PROGRAMS += test/unit/test_bind
 test_unit_test_bind_SOURCES = test/unit/test_bind.c tools/mpirun/bind.c tools/mpirun/mpirun.h
 test_unit_test_bind_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS) -I$(top_srcdir)/tools/mpirun $(HWLOC_CFLAGS)
 test_unit_test_bind_LDADD = $(HWLOC_LIBS)
 # the PMI-2 client: mapping parser, value encoding, and the client against fake servers and, where
-# installed, mpiexec.hydra (issue 6)
+# installed, mpiexec.hydra
 check_PROGRAMS += test/unit/test_pmi2
 test_unit_test_pmi2_SOURCES = test/unit/test_pmi2.c src/pmi/pmi2.c src/pmi/pmi2_format.c $(UMPI_UNIT_BASE)
 test_unit_test_pmi2_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_pmi2_LDADD = $(UMPI_UNIT_LDADD)
-# mpirun's host lists and mapping (tools/mpirun/hosts.c; issue 6): plain C, no MPI
+# mpirun's host lists and mapping (tools/mpirun/hosts.c): plain C, no MPI
 check_PROGRAMS += test/unit/test_mpirun_hosts
 test_unit_test_mpirun_hosts_SOURCES = test/unit/test_mpirun_hosts.c tools/mpirun/hosts.c test/unit/unit.h
 test_unit_test_mpirun_hosts_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -I$(top_srcdir)/tools/mpirun
@@ -108,7 +108,7 @@ test_unit_test_mpirun_wire_SOURCES = test/unit/test_mpirun_wire.c tools/mpirun/w
 	test/unit/unit.h
 test_unit_test_mpirun_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -I$(top_srcdir)/tools/mpirun
 
-# --- issue 5, part kern: the GPU kernels without a GPU: a fake driver whose cuLaunchKernel runs
+# --- the GPU kernels without a GPU: a fake driver whose cuLaunchKernel runs
 # the kernels' bodies on the CPU (kern_emu.cc, host C++), against the host kernels and pack engine ---
 UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_local.c src/cuda/kern_image.c
 check_PROGRAMS += test/unit/test_cuda_kern
@@ -125,7 +125,7 @@ if HAVE_CUDA_KERNELS
 src/cuda/test_unit_test_cuda_kern-kern_image.$(OBJEXT) src/cuda/test_unit_test_op-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
 endif
 
-# --- issue 6, part ssh: CPU sets the ranks publish (the node's CPUs, src/core/progress.c) ---
+# --- CPU sets the ranks publish (the node's CPUs, src/core/progress.c) ---
 check_PROGRAMS += test/unit/test_cpuset
 test_unit_test_cpuset_SOURCES = test/unit/test_cpuset.c src/core/cpuset.c test/unit/unit.h
 test_unit_test_cpuset_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)

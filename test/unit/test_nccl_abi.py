@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ABI check for NCCL (issue 5, part nccl): src/cuda/umpi_nccl_api.h declares NCCL's types, values and
+"""ABI check for NCCL: src/cuda/umpi_nccl_api.h declares NCCL's types, values and
 functions itself (no nccl.h at build time). Where an nccl.h is installed (the CUDA toolkit's, or
 NCCL_HOME/include), one probe compiled against both headers asserts that every value umpi uses
 equals NCCL's and that every function of umpi's table is declared by NCCL; where a libnccl.so.2
