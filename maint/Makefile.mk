@@ -30,7 +30,6 @@ $(UMPI_GEN_OUTPUTS): maint/bindings.stamp
 
 BUILT_SOURCES += $(UMPI_GEN_OUTPUTS)
 nodist_libmpi_la_SOURCES += src/mpi/gen/bindings.c src/mpi/gen/umpi_impl.h
-libmpi_la_SOURCES += src/mpi/umpi_check.h src/mpi/abi_symbols.c
 CLEANFILES += $(UMPI_GEN_OUTPUTS) maint/bindings.stamp maint/bindings.stamp.tmp man/man3/MPI_*.3
 EXTRA_DIST += maint/gen_bindings.py maint/bindings.def
 

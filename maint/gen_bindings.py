@@ -614,7 +614,7 @@ def gen_impl_header(impls):
 def gen_bindings(funcs, impls):
     out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
            '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
-           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '',
+           '#include "core/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '',
            '#include <stdlib.h>', '']
     for f in funcs:
         sig = impls[f.impl][1]

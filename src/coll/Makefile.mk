@@ -10,6 +10,7 @@ libmpi_la_SOURCES += \
 # --- the driver, the cost model and the choice of an algorithm ---
 libmpi_la_SOURCES += \
 	src/coll/umpi_coll.h \
+	src/coll/umpi_coll_call.h \
 	src/coll/umpi_coll_cost.h \
 	src/coll/post.c \
 	src/coll/select.c \
@@ -18,25 +19,30 @@ libmpi_la_SOURCES += \
 	src/coll/info.c \
 	src/coll/pair.c
 
-# --- schedules, node structure, intercommunicator helpers, reduction operations ---
+# --- schedules, node structure, intercommunicator helpers, MPI_Start, MPI_Reduce_local ---
 libmpi_la_SOURCES += \
 	src/coll/umpi_sched.h \
 	src/coll/sched.c \
 	src/coll/hier.c \
 	src/coll/inter.c \
-	src/coll/umpi_op.h \
-	src/coll/op.c \
-	src/coll/op_kernels.c
+	src/coll/start.c \
+	src/coll/reduce_local.c
+
+# --- the internal collectives (on integers and bytes, for the layers above: communicator constructors) ---
+libmpi_la_SOURCES += \
+	src/coll/umpi_coll_internal.h \
+	src/coll/internal.c
 
 # --- device buffers: staged through host memory, CUDA IPC within a node, NCCL ---
 libmpi_la_SOURCES += \
 	src/coll/umpi_coll_device.h \
 	src/coll/device.c \
+	src/coll/device_stage.c \
 	src/coll/device_ipc.c \
 	src/coll/nccl.c
 
-# --- the tables of the collective kinds and of the algorithms ---
-libmpi_la_SOURCES += src/coll/coll_kinds.def src/coll/algos.def
+# --- the table of the algorithms (the kinds are in src/core/umpi_coll_kinds.def, which the knobs read too) ---
+libmpi_la_SOURCES += src/coll/algos.def
 
 # --- the algorithms' shared helpers (src/coll/algo) ---
 libmpi_la_SOURCES += \

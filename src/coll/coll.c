@@ -7,7 +7,7 @@
  * datatypes, aliased buffers, arguments significant at some processes only) and hands it to
  * umpi_coll_run.
  */
-#include "coll/umpi_coll.h"
+#include "coll/umpi_coll_call.h"
 #include "mpi/gen/umpi_impl.h"
 
 /* ---- barrier ---------------------------------------------------------------------------------- */

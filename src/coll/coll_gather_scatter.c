@@ -14,9 +14,9 @@
  * block of Allgatherv; for Alltoallv/w (each process knows its own row only) 0; for Gatherv /
  * Scatterv (one algorithm) this process's own block.
  */
-#include "coll/umpi_coll.h"
+#include "coll/umpi_coll_call.h"
+#include "core/umpi_check.h"
 #include "mpi/gen/umpi_impl.h"
-#include "mpi/umpi_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

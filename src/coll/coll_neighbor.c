@@ -7,27 +7,14 @@
  * umpi_coll_run; the algorithm (algo/neighbor_linear.c) reads the neighbour lists from
  * umpi_coll_neighbors.
  */
-#include "coll/umpi_coll.h"
+#include "coll/umpi_coll_call.h"
+#include "core/umpi_check.h"
 #include "core/umpi_topo.h"
 #include "mpi/gen/umpi_impl.h"
-#include "mpi/umpi_check.h"
 
 #include <stdlib.h>
 
 /* ---- neighbour lists ------------------------------------------------------------------------- */
-
-int umpi_coll_degree(const umpi_comm_t *c, int out)
-{
-    const umpi_topo_t *t = c->is_inter ? NULL : c->topo;
-    if (t == NULL)
-        return 0;
-    switch (t->kind) {
-    case MPI_CART: return 2 * t->ndims;
-    case MPI_GRAPH: return t->index[c->rank] - (c->rank > 0 ? t->index[c->rank - 1] : 0);
-    case MPI_DIST_GRAPH: return out ? t->outdegree : t->indegree;
-    }
-    return 0;
-}
 
 /* The rank one step from me in dimension d, direction dir (-1 or +1), or MPI_PROC_NULL. */
 static int umpi__cart_step(const umpi_comm_t *c, const umpi_topo_t *t, int d, int dir)
@@ -51,8 +38,8 @@ int umpi_coll_neighbors(const umpi_comm_t *c, int **in, int *nin, int **out, int
     if (t == NULL)
         return umpi_err_create(MPI_ERR_TOPOLOGY, "communicator in argument 'comm' has no process topology "
                                                  "(a neighbourhood collective needs a Cartesian or graph one)");
-    *nin = umpi_coll_degree(c, 0);
-    *nout = umpi_coll_degree(c, 1);
+    *nin = umpi_topo_degree(c, 0);
+    *nout = umpi_topo_degree(c, 1);
     *in = malloc((size_t) (*nin + 1) * sizeof(int));
     *out = malloc((size_t) (*nout + 1) * sizeof(int));
     if (*in == NULL || *out == NULL) {
@@ -118,7 +105,7 @@ static int umpi__types(const MPI_Datatype *h, int n, const char *arg, umpi_dtype
 static int umpi__neighbor(umpi_coll_args_t *a, const MPI_Datatype *stypes, const MPI_Datatype *rtypes,
                           umpi_coll_mode_t mode, MPI_Request *request)
 {
-    int nin = umpi_coll_degree(a->comm, 0), nout = umpi_coll_degree(a->comm, 1), err;
+    int nin = umpi_topo_degree(a->comm, 0), nout = umpi_topo_degree(a->comm, 1), err;
     if (a->comm->is_inter || a->comm->topo == NULL)
         return umpi_err_create(MPI_ERR_TOPOLOGY, "communicator in argument 'comm' has no process topology "
                                                  "(a neighbourhood collective needs a Cartesian or graph one)");

@@ -5,9 +5,9 @@
  * the datatype, aliased buffers, arguments that matter at some processes only, per-process
  * counts) and hands it to umpi_coll_run in the form it was called in.
  */
-#include "coll/umpi_coll.h"
+#include "coll/umpi_coll_call.h"
+#include "core/umpi_check.h"
 #include "mpi/gen/umpi_impl.h"
-#include "mpi/umpi_check.h"
 
 /* The reduction arguments every one of these takes. */
 static int umpi__reduction_args(umpi_coll_args_t *a, MPI_Op op, umpi_dtype_t *dt, MPI_Count count)

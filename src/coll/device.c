@@ -1,94 +1,15 @@
-/* Collective steps on device buffers through host memory (design: umpi_coll_device.h). */
+/*
+ * Device buffers' collectives taken whole, past the schedule: offloaded to CUDA IPC within a node
+ * (device_ipc.c) or NCCL (nccl.c), or, small and blocking, run on host copies (design:
+ * umpi_coll_device.h). The steps of a schedule on device buffers are in device_stage.c.
+ */
 #include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
-#include "cuda/umpi_cuda_copy.h"
-#include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_bounce.h"
+#include "cuda/umpi_cuda_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int umpi_coll_dev_flag(const void *buf, MPI_Count count, const umpi_dtype_t *dt, int flag, int *err)
-{
-    umpi_status_t st;
-    size_t bytes = (size_t) (count * dt->size);
-    int dev;
-    *err = MPI_SUCCESS;
-    if (buf == MPI_IN_PLACE || bytes == 0)
-        return 0;
-    if (umpi_cuda_is_device_buf((const char *) buf + dt->true_lb, dt->contig ? bytes : 1, &dev, &st)) {
-        st = umpi_cuda_ctx_ensure(dev);
-        if (st == UMPI_OK)
-            return flag;
-    }
-    if (st != UMPI_OK)
-        *err = umpi_err_create(MPI_ERR_BUFFER, "collective buffer %p: %s", buf, umpi_status_last_msg());
-    return 0;
-}
-
-static int umpi__err(umpi_status_t st, const char *what)
-{
-    return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, what);
-}
-
-int umpi_coll_dev_pack(const void *buf, MPI_Count count, umpi_dtype_t *dt, void *bounce)
-{
-    size_t bytes = (size_t) (count * dt->size);
-    umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_staged, "cuda: a collective sends %zu bytes of device memory through "
-                        "a host bounce", bytes);
-    return umpi__err(umpi_cuda_pack(dt, buf, count, bounce, bytes), "copying a collective's device buffer to host");
-}
-
-int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const void *bounce, size_t bytes)
-{
-    umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_staged, "cuda: a collective receives %zu bytes into device memory "
-                        "through a host bounce", bytes);
-    return umpi__err(umpi_cuda_unpack(dt, buf, count, bounce, bytes), "copying a collective's data to device memory");
-}
-
-int umpi_coll_dev_reduce(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
-                         int flags)
-{
-    int err = MPI_SUCCESS;
-    (void) flags;   /* the kernels' entry classifies the buffers itself */
-    if (count == 0 || dt->size == 0)
-        return MPI_SUCCESS;
-    /* both operands on one GPU: our reduction kernel there; otherwise (or no kernel for this op and
-     * type) through host copies, counted as reduce_staged */
-    if (!umpi_cuda_kern_reduce_local(op, in, inout, count, dt, &err))
-        umpi_op_apply(op, in, inout, count, dt);   /* not device memory after all */
-    return err;
-}
-
-int umpi_coll_dev_copy(const void *src, MPI_Count scount, umpi_dtype_t *sdt, void *dst, MPI_Count rcount,
-                       umpi_dtype_t *rdt, int flags)
-{
-    MPI_Count bytes = scount * sdt->size, room = rcount * rdt->size;
-    if (bytes > room)
-        bytes = room;
-    if (bytes == 0)
-        return MPI_SUCCESS;
-    umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_staged, "cuda: a collective copies %lld bytes %s device memory",
-                        (long long) bytes, flags == (UMPI_COLL_DEV_IN | UMPI_COLL_DEV_OUT) ? "within"
-                                           : flags & UMPI_COLL_DEV_IN ? "out of" : "into");
-    if (sdt->contig && rdt->contig)
-        return umpi__err(umpi_cuda_copy((char *) dst + rdt->true_lb, (const char *) src + sdt->true_lb, (size_t) bytes),
-                         "copying a collective's data");
-    char *tmp = malloc((size_t) bytes);
-    if (tmp == NULL)
-        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory staging a %lld-byte copy", (long long) bytes);
-    umpi_status_t st = UMPI_OK;
-    if (flags & UMPI_COLL_DEV_IN)
-        st = umpi_cuda_pack(sdt, src, scount, tmp, (size_t) bytes);
-    else
-        umpi_dtype_pack_range(sdt, src, scount, 0, tmp, bytes);
-    if (st == UMPI_OK && (flags & UMPI_COLL_DEV_OUT))
-        st = umpi_cuda_unpack(rdt, dst, rcount, tmp, (size_t) bytes);
-    else if (st == UMPI_OK)
-        umpi_dtype_unpack_range(rdt, dst, rcount, 0, tmp, bytes);
-    free(tmp);
-    return umpi__err(st, "copying a collective's data through host memory");
-}
 
 int umpi_coll_dev_offload(umpi_coll_args_t *a, umpi_coll_comm_t *cc, int mode, int *err)
 {
@@ -188,7 +109,8 @@ static int umpi__on_device(const void *buf, MPI_Count n, const umpi_dtype_t *dt,
     return d;
 }
 
-int umpi_coll_dev_whole(umpi_coll_args_t *a, int mode, int *host_only, int *err)
+int umpi_coll_dev_whole_begin(umpi_coll_args_t *a, int mode, int *host_only, umpi_coll_dev_whole_t *wh,
+                              umpi_coll_args_t *h, int *err)
 {
     struct umpi__whole w;
     int sdev = 0, rdev = 0, dev = -1;
@@ -211,33 +133,45 @@ int umpi_coll_dev_whole(umpi_coll_args_t *a, int mode, int *host_only, int *err)
     if (mode != UMPI_COLL_BLOCKING || sbytes + rbytes > (size_t) umpi_config.cuda_coll_stage_max)
         return 0;
 
-    void *sh = NULL, *rh = NULL;
+    *wh = (umpi_coll_dev_whole_t) {.sbytes = sbytes, .rbytes = rbytes};
     const char *sdata = sdev ? (const char *) a->sbuf + a->sdt->true_lb : NULL;
     char *rdata = rdev ? (char *) a->rbuf + a->rdt->true_lb : NULL;
     umpi_status_t st = umpi_cuda_ctx_ensure(dev);
     if (st == UMPI_OK && sdev)
-        st = umpi_cuda_bounce_get(sbytes, &sh);
+        st = umpi_cuda_bounce_get(sbytes, &wh->sh);
     if (st == UMPI_OK && rdev)
-        st = umpi_cuda_bounce_get(rbytes, &rh);
+        st = umpi_cuda_bounce_get(rbytes, &wh->rh);
     if (st == UMPI_OK && sdev)
-        st = umpi_cuda_copy(sh, sdata, sbytes);
+        st = umpi_cuda_copy(wh->sh, sdata, sbytes);
     if (st == UMPI_OK && rdev && w.rin)
-        st = umpi_cuda_copy(rh, rdata, rbytes);
-    if (st == UMPI_OK) {
-        umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_whole, "cuda: %s with %zu bytes of device buffers run whole on "
-                            "host copies", umpi_coll_kind_name(a->kind), sbytes + rbytes);
-        umpi_coll_args_t h = *a;
-        if (sdev)
-            h.sbuf = (char *) sh - a->sdt->true_lb;
-        if (rdev)
-            h.rbuf = (char *) rh - a->rdt->true_lb;
-        *err = umpi_coll_post_host(&h, mode, NULL);
-        if (*err == MPI_SUCCESS && rdev && w.rout > 0)
-            st = umpi_cuda_copy(rdata, rh, (size_t) (w.rout * a->rdt->size));
-    }
-    umpi_cuda_bounce_put(sh, sbytes);
-    umpi_cuda_bounce_put(rh, rbytes);
-    if (*err == MPI_SUCCESS && st != UMPI_OK)
+        st = umpi_cuda_copy(wh->rh, rdata, rbytes);
+    if (st != UMPI_OK) {
         *err = umpi_err_from_status(st, "a collective on device buffers through host copies");
+        umpi_coll_dev_whole_end(wh, *err);
+        return 1;
+    }
+    umpi_cuda_slow_path(UMPI_CUDA_STAT_coll_whole, "cuda: %s with %zu bytes of device buffers run whole on "
+                        "host copies", umpi_coll_kind_name(a->kind), sbytes + rbytes);
+    *h = *a;
+    if (sdev)
+        h->sbuf = (char *) wh->sh - a->sdt->true_lb;
+    if (rdev) {
+        h->rbuf = (char *) wh->rh - a->rdt->true_lb;
+        wh->rdata = rdata;
+        wh->rout = (size_t) (w.rout * a->rdt->size);
+    }
+    wh->running = 1;
     return 1;
+}
+
+int umpi_coll_dev_whole_end(umpi_coll_dev_whole_t *wh, int err)
+{
+    umpi_status_t st = UMPI_OK;
+    if (wh->running && err == MPI_SUCCESS && wh->rdata != NULL && wh->rout > 0)
+        st = umpi_cuda_copy(wh->rdata, wh->rh, wh->rout);
+    umpi_cuda_bounce_put(wh->sh, wh->sbytes);
+    umpi_cuda_bounce_put(wh->rh, wh->rbytes);
+    if (err == MPI_SUCCESS && st != UMPI_OK)
+        err = umpi_err_from_status(st, "a collective on device buffers through host copies");
+    return err;
 }

@@ -22,12 +22,10 @@ int umpi_coll_node_of(int world_rank)
     return umpi_pmi_node_of(world_rank);
 }
 
-void umpi_coll_comm_free(umpi_coll_comm_t *cc)
+void umpi_coll_nodes_free(umpi_coll_comm_t *cc)
 {
     if (cc == NULL)
         return;
-    umpi_coll_nccl_free(cc->nccl);
-    umpi_coll_kept_free(cc);
     free(cc->node_idx);
     free(cc->node_world);
     free(cc->node_src);
@@ -99,7 +97,7 @@ static umpi_coll_comm_t *umpi__build(const umpi_comm_t *c)
     return cc;
 fail:
     free(lnode);
-    umpi_coll_comm_free(cc);
+    umpi_coll_nodes_free(cc);
     return NULL;
 }
 

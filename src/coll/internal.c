@@ -1,6 +1,7 @@
 /* Internal collectives for communicator creation (umpi_coll_internal.h). */
 #include "coll/umpi_coll_internal.h"
 #include "core/umpi_progress.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,7 @@ static int umpi__src(const umpi_coll_grp_t *g, int member)
 
 static umpi_status_t umpi__wait_send(void *ucx_req)
 {
-    ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+    ucs_status_t s = umpi_ucx_wait(ucx_req);
     return s == UCS_OK ? UMPI_OK : umpi_ucx_status(s, "internal send");
 }
 

@@ -88,7 +88,7 @@ static umpi_status_t umpi__handshake(int peer, int first)
         if ((step == 0) == (first != 0)) {
             void *req;
             st = umpi_ucx_send(ep, &out, 1, umpi_ucx_wireup_tag(), 0, NULL, &req);
-            if (st == UMPI_OK && (s = umpi_progress_wait_ucx(req)) != UCS_OK)
+            if (st == UMPI_OK && (s = umpi_ucx_wait(req)) != UCS_OK)
                 st = umpi_ucx_status(s, "wire-up send");
         } else {
             struct umpi_ucx_recv_wait w;

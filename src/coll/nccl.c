@@ -36,7 +36,7 @@
 #include "coll/umpi_coll.h"
 #include "coll/umpi_coll_device.h"
 #include "coll/umpi_coll_internal.h"
-#include "coll/umpi_op_enum.h"
+#include "core/umpi_op_enum.h"
 #include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_copy.h"
 #include "cuda/umpi_cuda_nccl.h"

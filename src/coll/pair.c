@@ -18,6 +18,7 @@
  */
 #include "coll/umpi_coll.h"
 #include "core/umpi_progress.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * the blocking schedules a communicator keeps for the same call again, and the schedule built,
  * run or wrapped in a request.
  */
-#include "coll/umpi_coll.h"
+#include "coll/umpi_coll_call.h"
 #include "coll/umpi_coll_device.h"
 #include "core/umpi_err.h"
 
@@ -37,10 +37,16 @@ static void umpi__kept_clear(struct umpi_coll_kept *k)
     memset(k, 0, sizeof(*k));
 }
 
-void umpi_coll_kept_free(umpi_coll_comm_t *cc)
+/* A freed communicator's collective state: the schedules it keeps, its NCCL communicator, its
+ * node structure (hier.c). */
+void umpi_coll_comm_free(umpi_coll_comm_t *cc)
 {
+    if (cc == NULL)
+        return;
     for (int i = 0; i < UMPI_COLL_NKINDS; i++)
         umpi__kept_clear(&cc->kept[i]);
+    umpi_coll_nccl_free(cc->nccl);
+    umpi_coll_nodes_free(cc);
 }
 
 static int umpi__kept_match(const struct umpi_coll_kept *k, const umpi_coll_algo_t *algo, const umpi_coll_args_t *a)
@@ -101,6 +107,23 @@ static int umpi__run_kept(umpi_coll_comm_t *cc, const umpi_coll_algo_t *algo, co
 static int umpi__post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request, umpi_coll_comm_t *cc,
                       int host_only);
 
+/* A call on a GPU machine: done here (1, *err its error) when its device buffers go whole, through
+ * CUDA IPC or NCCL, or on host copies run by the host path; else 0, with *host_only saying whether
+ * every buffer is host memory. Out of line: host calls pay only the test of umpi_cuda_active. */
+static __attribute__((noinline)) int umpi__post_device(umpi_coll_args_t *a, umpi_coll_comm_t *cc,
+                                                       umpi_coll_mode_t mode, int *host_only, int *err)
+{
+    umpi_coll_dev_whole_t wh;
+    umpi_coll_args_t h;
+    if (umpi_coll_dev_offload(a, cc, mode, err))
+        return 1;
+    if (!umpi_coll_dev_whole_begin(a, mode, host_only, &wh, &h, err))
+        return 0;
+    if (*err == MPI_SUCCESS)
+        *err = umpi_coll_dev_whole_end(&wh, umpi__post(&h, mode, NULL, cc, 1));
+    return 1;
+}
+
 int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request)
 {
     umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
@@ -112,18 +135,10 @@ int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *requ
     int host_only = 1;
     if (umpi_unlikely(umpi_cuda_active)) {
         int err;
-        if (umpi_coll_dev_offload(a, cc, mode, &err) || umpi_coll_dev_whole(a, mode, &host_only, &err))
+        if (umpi__post_device(a, cc, mode, &host_only, &err))
             return err;
     }
     return umpi__post(a, mode, request, cc, host_only);
-}
-
-int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request)
-{
-    umpi_coll_comm_t *cc = umpi_coll_comm(a->comm);
-    if (cc == NULL)
-        return umpi_err_create(MPI_ERR_OTHER, "out of memory describing the nodes of a communicator");
-    return umpi__post(a, mode, request, cc, 1);
 }
 
 /* The call, its buffers host memory when host_only (then the paths that never stage may run). */

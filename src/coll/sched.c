@@ -552,6 +552,11 @@ void umpi_sched_free(umpi_sched_t *s)
         umpi_comm_release(comm);
 }
 
+void umpi_sched_free_opaque(void *s)
+{
+    umpi_sched_free(s);
+}
+
 int umpi_sched_run_kept(umpi_sched_t *s)
 {
     umpi_waiter_t w = {0};

@@ -42,7 +42,7 @@ static const struct {
 
 static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {
 #define UMPI_COLL_KIND(KIND, name, Mpi, knob) [UMPI_COLL_##KIND] = #name,
-#include "coll/coll_kinds.def"
+#include "core/umpi_coll_kinds.def"
 #undef UMPI_COLL_KIND
 };
 
@@ -51,7 +51,7 @@ static const char *const umpi__kind_names[UMPI_COLL_NKINDS] = {
 #define UMPI__KNOB_1(name) &umpi_config.name##_algorithm
 static const char **const umpi__knobs[UMPI_COLL_NKINDS] = {
 #define UMPI_COLL_KIND(KIND, name, Mpi, knob) [UMPI_COLL_##KIND] = UMPI__KNOB_##knob(name),
-#include "coll/coll_kinds.def"
+#include "core/umpi_coll_kinds.def"
 #undef UMPI_COLL_KIND
 };
 

@@ -25,7 +25,7 @@
 /* The collective kinds (coll_kinds.def). */
 typedef enum {
 #define UMPI_COLL_KIND(KIND, name, Mpi, knob) UMPI_COLL_##KIND,
-#include "coll/coll_kinds.def"
+#include "core/umpi_coll_kinds.def"
 #undef UMPI_COLL_KIND
     UMPI_COLL_NKINDS
 } umpi_coll_kind_t;
@@ -83,39 +83,6 @@ const char *umpi_coll_kind_name(umpi_coll_kind_t kind);
 const umpi_coll_algo_t *umpi_coll_select(const umpi_coll_view_t *v, const umpi_coll_args_t *a,
                                          const umpi_coll_shape_t *shape);
 
-/*
- * Builds the collective described by a on comm and runs it: blocking (request NULL), nonblocking
- * (a started request) or persistent (an inactive request). Called with the big lock held.
- */
-int umpi_coll_post(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
-/* The same for a call whose buffers are known to be host memory (no device path is considered). */
-int umpi_coll_post_host(umpi_coll_args_t *a, umpi_coll_mode_t mode, MPI_Request *request);
-
-/* For the MPI functions (coll*.c): the op argument decoded and checked against dt (MPI_ERR_OP). */
-int umpi_coll_op_arg(MPI_Op h, const umpi_dtype_t *dt, umpi_op_t **op);
-
-/* MPI_ERR_BUFFER when sendbuf == recvbuf without MPI_IN_PLACE (MPI forbids aliased arguments).
- * Always inline, as umpi_coll_run: every collective call passes through both, and GCC keeps an
- * out-of-line copy in a file that calls them from several places (10 instructions a call). */
-static inline __attribute__((always_inline)) int umpi_coll_aliased(const void *sbuf, const void *rbuf,
-                                                                   MPI_Count count)
-{
-    if (umpi_unlikely(sbuf == rbuf && count > 0 && sbuf != NULL))
-        return umpi_err_create(MPI_ERR_BUFFER, "sendbuf and recvbuf are the same buffer (%p); use MPI_IN_PLACE",
-                               sbuf);
-    return MPI_SUCCESS;
-}
-
-/* umpi_coll_post under the big lock. */
-static inline __attribute__((always_inline)) int umpi_coll_run(umpi_coll_args_t *a, umpi_coll_mode_t mode,
-                                                               MPI_Request *request)
-{
-    umpi_lock();
-    int err = umpi_coll_post(a, mode, request);
-    umpi_unlock();
-    return err;
-}
-
 /* ---- node structure (hier.c) ------------------------------------------------------------------------ */
 
 /*
@@ -156,9 +123,10 @@ typedef struct umpi_coll_comm {
 
 /* c's structure (made on first use); NULL when out of memory. */
 umpi_coll_comm_t *umpi_coll_comm(umpi_comm_t *c);
+/* Frees all of it (post.c: the kept schedules, NCCL's part, then the node structure). */
 void umpi_coll_comm_free(umpi_coll_comm_t *cc);
-/* Frees the schedules cc keeps (post.c; umpi_coll_comm_free). */
-void umpi_coll_kept_free(umpi_coll_comm_t *cc);
+/* Frees the node structure and cc itself (hier.c). */
+void umpi_coll_nodes_free(umpi_coll_comm_t *cc);
 /* The node of a world rank (UMPI_COLL_RANKS_PER_NODE or the launcher's). */
 int umpi_coll_node_of(int world_rank);
 
@@ -279,7 +247,12 @@ int umpi_coll_halving(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, voi
 int umpi_coll_doubling_allgather(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, const MPI_Count *disp,
                                  int pof2, int rem, int newrank, umpi_dtype_t *dt);
 /* Fills disp[0..k] cutting n elements into k blocks as equal as can be. */
-void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n);
+static inline void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n)
+{
+    MPI_Count q = n / k, r = n % k;
+    for (int i = 0; i <= k; i++)
+        disp[i] = (MPI_Count) i * q + (i < r ? i : r);
+}
 /* Scratch for an algorithm's bookkeeping during the build (freed with the schedule). */
 static inline MPI_Count *umpi_coll_counts(umpi_sched_t *s, int k)
 {

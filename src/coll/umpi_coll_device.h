@@ -1,5 +1,5 @@
 /*
- * Collective steps on device buffers (device.c). A schedule step whose buffer is device memory is
+ * Collective steps on device buffers (device_stage.c). A schedule step whose buffer is device memory is
  * marked when it is built (umpi_sched.h's steps classify their buffers on a GPU machine); running
  * it, the CPU never touches that buffer:
  *
@@ -16,8 +16,8 @@
 #define UMPI_COLL_DEVICE_H
 
 #include "coll/umpi_coll.h"
-#include "coll/umpi_op.h"
 #include "core/umpi_obj.h"
+#include "core/umpi_op.h"
 #include "cuda/umpi_cuda.h"
 
 #define UMPI_COLL_DEV_IN 0x1  /* the step reads device memory */
@@ -45,11 +45,25 @@ int umpi_coll_dev_unpack(void *buf, MPI_Count count, umpi_dtype_t *dt, const voi
  * block per buffer or per process (allreduce, reduce, bcast, allgather, alltoall, gather,
  * scatter, reduce_scatter_block, scan, exscan), contiguous datatypes without gaps, at most
  * UMPI_CUDA_COLL_STAGE_MAX bytes of buffers at this process. Each process decides for itself
- * (the messages are the same host messages either way). Returns 1 when the call was done here
- * (*err its MPI error code); 0 otherwise, with *host_only 1 when every buffer of the call is host
- * memory (the caller may take the host-only fast paths), else 0.
+ * (the messages are the same host messages either way).
+ *
+ * The caller (post.c) runs the host collective between the two halves:
+ * umpi_coll_dev_whole_begin returns 1 when the call goes this way: either failed already (*err
+ * set, nothing to end) or with *h the call on host copies, to be run and then handed with its
+ * result to umpi_coll_dev_whole_end (copies back, frees the copies: the call's MPI error code).
+ * It returns 0 otherwise, with *host_only 1 when every buffer of the call is host memory (the
+ * caller may take the host-only fast paths), else 0.
  */
-int umpi_coll_dev_whole(umpi_coll_args_t *a, int mode, int *host_only, int *err);
+typedef struct {
+    void *sh, *rh;          /* the host copies (pinned bounce buffers) */
+    size_t sbytes, rbytes;  /* their sizes */
+    char *rdata;            /* the device receive buffer to copy back to, rout bytes */
+    size_t rout;
+    int running;            /* the host call was handed out */
+} umpi_coll_dev_whole_t;
+int umpi_coll_dev_whole_begin(umpi_coll_args_t *a, int mode, int *host_only, umpi_coll_dev_whole_t *wh,
+                              umpi_coll_args_t *h, int *err);
+int umpi_coll_dev_whole_end(umpi_coll_dev_whole_t *wh, int err);
 
 /* ---- within one node through CUDA IPC (device_ipc.c) ---------------------------------------------- */
 

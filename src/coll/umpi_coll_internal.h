@@ -18,7 +18,7 @@
 /* Internal tags (the 23-bit tag field, under the internal bit). LOCAL marks local-group traffic
  * on an intercommunicator, which shares its context with traffic between the two groups.
  *
- * IDUP: the agreements of MPI_Comm_idup (core/comm_idup.c), which run in the background and may
+ * IDUP: the agreements of MPI_Comm_idup (api/comm_idup.c), which run in the background and may
  * overlap blocking internal collectives and other idups on the same parent. Each carries IDUP |
  * its sequence number on the parent (parent->idup_seq, the same at every member since idup is
  * collective; modulo 2^21, so 2^21 idups on one parent may be in flight at once) | LOCAL where it

@@ -29,9 +29,9 @@
 #define UMPI_SCHED_H
 
 #include "coll/umpi_coll_internal.h"
-#include "coll/umpi_op.h"
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
+#include "core/umpi_op.h"
 #include "core/umpi_request.h"
 
 #define UMPI_COLL_SEQ_BITS 18
@@ -109,6 +109,8 @@ int umpi_sched_request(umpi_sched_t *s, int persistent, MPI_Request *request);
 int umpi_sched_start_request(umpi_request_t *r);
 /* Frees the schedule of a released request (umpi_request_release). */
 void umpi_sched_free(umpi_sched_t *s);
+/* The same for core's umpi_request_sched_free, which knows a schedule only as a pointer. */
+void umpi_sched_free_opaque(void *s);
 /* Frees the schedules kept for reuse (MPI_Finalize). */
 void umpi_sched_finalize(void);
 

@@ -1,67 +1,52 @@
-# src/core: build fragment (included by the top Makefile.am)
+# src/core: what every layer uses (included by the top Makefile.am). It calls nothing above it:
+# where it must act for a layer above (end the job through the process manager, free what coll
+# hangs on a communicator or a request, poll the network) it calls through a pointer that layer
+# sets at MPI_Init (umpi.h umpi_abort_job, umpi_obj.h umpi_comm_free_above, umpi_request.h
+# umpi_request_sched_free, umpi_progress.h umpi_progress_set_net).
 
-# --- lead: init, communicators, requests, progress ---
+# --- the library's base: status codes, logging, knobs, the big lock ---
 libmpi_la_SOURCES += \
 	src/core/umpi.h \
 	src/core/umpi_err.h \
-	src/core/umpi_obj.h \
+	src/core/umpi_check.h \
 	src/core/umpi_knobs.h \
 	src/core/umpi_knobs.def \
-	src/core/umpi_progress.h \
-	src/core/umpi_request.h \
-	src/core/init.c \
-	src/core/comm.c \
-	src/core/request.c \
-	src/core/progress.c
-
-# --- objects and environment (append below) ---
-libmpi_la_SOURCES += \
-	src/core/handle.c \
-	src/core/objects.c \
+	src/core/umpi_coll_kinds.def \
 	src/core/knobs.c \
 	src/core/log.c \
 	src/core/die.c \
-	src/core/err.c \
+	src/core/err.c
+
+# --- objects' storage: handles, communicators, groups, datatypes, info, attributes, error handlers, ops ---
+libmpi_la_SOURCES += \
+	src/core/umpi_obj.h \
+	src/core/umpi_attr.h \
+	src/core/umpi_context.h \
+	src/core/umpi_topo.h \
+	src/core/handle.c \
+	src/core/objects.c \
+	src/core/abi_symbols.c \
+	src/core/comm.c \
+	src/core/context.c \
+	src/core/context_round.c \
+	src/core/group.c \
 	src/core/errhandler.c \
+	src/core/info.c \
+	src/core/attr.c \
+	src/core/attr_list.c \
 	src/core/datatype.c \
 	src/core/datatype_type.c \
 	src/core/datatype_engine.c \
 	src/core/datatype_mpi.c \
 	src/core/datatype_external.c \
-	src/core/env.c \
-	src/core/attr.c
+	src/core/umpi_op.h \
+	src/core/umpi_op_enum.h \
+	src/core/op.c \
+	src/core/op_kernels.c
 
-# --- info ---
-libmpi_la_SOURCES += src/core/info.c
-
-# --- attributes ---
-libmpi_la_SOURCES += src/core/umpi_attr.h src/core/attr_list.c
-# --- groups and communicators ---
+# --- requests and the progress engine ---
 libmpi_la_SOURCES += \
-	src/core/umpi_comm.h \
-	src/core/umpi_context.h \
-	src/core/context.c \
-	src/core/group.c \
-	src/core/comm_create.c \
-	src/core/intercomm.c \
-	src/coll/umpi_coll_internal.h \
-	src/coll/internal.c
-
-# --- process topologies ---
-libmpi_la_SOURCES += \
-	src/core/umpi_topo.h \
-	src/core/umpi_topo_internal.h \
-	src/core/topo.c \
-	src/core/topo_graph.c
-# --- communicator info hints ---
-libmpi_la_SOURCES += src/core/comm_info.c
-libmpi_la_SOURCES += src/core/umpi_hw.h src/core/hw.c
-# --- nonblocking communicator duplication ---
-libmpi_la_SOURCES += src/core/comm_idup.c
-# --- communicators from groups, create/split of intercommunicators ---
-libmpi_la_SOURCES += src/core/comm_from_group.c src/core/intercomm_sub.c
-
-# --- the node's CPUs from the ranks' affinity masks (progress.c) ---
-libmpi_la_SOURCES += \
-	src/core/umpi_cpuset.h \
-	src/core/cpuset.c
+	src/core/umpi_request.h \
+	src/core/request.c \
+	src/core/umpi_progress.h \
+	src/core/progress.c

@@ -1,4 +1,5 @@
-/* Context-id bitmap arithmetic (umpi_context.h); the agreement between processes is in comm.c. */
+/* Context-id bitmap arithmetic (umpi_context.h); the agreement between processes is in
+ * src/api/comm.c, the bookkeeping of concurrent agreements in context_round.c. */
 #include "core/umpi_context.h"
 
 #include <string.h>

@@ -1,12 +1,15 @@
 /*
  * A fatal error: the message with the rank, then the job ends through the process manager (the
- * launcher prints it and ends every rank). Apart from log.c, which the process-manager clients
- * themselves use for their messages, so that no file depends on one that depends on it.
+ * launcher prints it and ends every rank). The process-manager client stands above core (it logs
+ * through log.c), so core reaches it through umpi_abort_job, which MPI_Init sets; before that, or
+ * without one, the message goes to stderr and this process alone exits.
  */
 #include "core/umpi.h"
-#include "pmi/umpi_pmi.h"
 
 #include <stdio.h>
+#include <unistd.h>
+
+void (*umpi_abort_job)(int exit_code, const char *msg);
 
 void umpi_die(int exit_code, const char *fmt, ...)
 {
@@ -20,6 +23,10 @@ void umpi_die(int exit_code, const char *fmt, ...)
     va_end(ap);
     /* Whatever the program printed before dying is worth seeing. */
     fflush(stdout);
-    /* The PMI layer prints the message (or hands it to the launcher) and ends the job. */
-    umpi_pmi_abort(exit_code, line);
+    /* The process manager prints the message (or hands it to the launcher) and ends the job. */
+    if (umpi_abort_job != NULL)
+        umpi_abort_job(exit_code, line);
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    _exit(exit_code);
 }

@@ -1,8 +1,5 @@
-/* Progress hooks beyond UCX (collective schedules and GPU pipelines register here). */
+/* The progress engine's registered hooks (collective schedules, GPU pipelines) and its waits. */
 #include "core/umpi_progress.h"
-
-#include "core/umpi_cpuset.h"
-#include "pmi/umpi_pmi.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -38,7 +35,7 @@ unsigned umpi_progress_hooks(void)
         for (int i = 0; i < umpi_progress_nhooks; i++)
             n += umpi__hooks[i]();
         total += n;
-        if (n == 0 || umpi_ucx_progress() == 0)
+        if (n == 0 || umpi_progress_net() == 0)
             break;
     }
     umpi__hooks_busy = 0;
@@ -79,135 +76,24 @@ void umpi_progress_unregister(umpi_progress_hook_t hook)
     }
 }
 
-/*
- * Spinning pays when the rank we wait for runs on another core; when ranks outnumber cores it only
- * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per
- * hop yielding at once, 4.2-5.2 us after 1000 polls). sched_yield costs about 0.3 us, which is why a
- * rank with a core of its own spins first.
- *
- * How long: an empty poll takes 5-7 ns here, so 1000 polls were 5-7 us, and on a node busy with
- * other work a rank that yields gives its core to that work for a scheduler slice (milliseconds),
- * not to its peer. Measured 2026-11-22, 2 ranks, load average 10 from other jobs, 7 interleaved
- * rounds: osu_barrier median 21.5 us with 1000 polls, 0.22 us never yielding (Open MPI, which
- * never yields, 0.18); 8 B allreduce median 25.7 vs 0.26 us. 100000 polls (0.5-0.7 ms, about
- * a scheduler slice) gave the never-yielding numbers and still lets a rank that waits long give
- * way (bench/NOTES.md).
- */
-#define UMPI_SPIN_DEFAULT 100000
-
-int umpi_progress_spin = UMPI_SPIN_DEFAULT;
+/* Resolved at MPI_Init from UMPI_SPIN_COUNT and the node's load (src/api/node_cpus.c). */
+int umpi_progress_spin = UMPI_PROGRESS_SPIN_DEFAULT;
 int umpi_progress_oversubscribed;
 int umpi_progress_cores = 1;
 
-/*
- * How many CPUs the node's ranks share. A rank sees only its own affinity mask: right while the
- * ranks are not bound (they all have the launcher's mask), wrong once each is bound to a core of
- * its own (one CPU, two ranks: "oversubscribed", yielding at every wait). So every rank publishes
- * its mask (umpi_cpuset.h: 5 bytes for one core) next to its UCX address before the fence of
- * MPI_Init, and after it counts the union of the masks of its node's ranks: right under any
- * launcher (srun --cpu-bind, mpirun --bind-to, taskset, numactl). It costs no round trip of its
- * own: the put rides on the fence MPI_Init makes anyway, the gets are local lookups after that
- * collecting fence (PMIx), and a rank whose own mask already holds a CPU for every rank of its
- * node, the unbound case, reads nothing (under PMI-2 a get asks the node's PMI server). Counting
- * the machine's or the cgroup's CPUs instead would call ranks that a `taskset -c 0 mpirun -n 2` put
- * on one CPU unshared, and spinning there costs milliseconds per message, where yielding with
- * cores to spare costs a fraction of a microsecond. UMPI_NODE_CPUS, when set (mpirun sets it
- * when it binds), wins without any of this.
- */
-#define UMPI__CPUS_KEY "umpi.cpus"
-
-static struct {
-    int local_ranks;
-    unsigned char *own; /* this process's affinity mask, kept from init to the fence */
-    size_t own_len;
-} umpi__cpus;
-
-static void umpi__decide(int cores)
+/* Until the network is up (and after it is gone) a pass has no network to poll. */
+static unsigned umpi__no_net(struct ucp_worker *worker)
 {
-    if (cores < 1)
-        cores = 1;
-    umpi_progress_oversubscribed = umpi__cpus.local_ranks > cores;
-    umpi_progress_cores = cores;
-    umpi_progress_spin = umpi_config.spin_count >= 0 ? umpi_config.spin_count
-                         : umpi_progress_oversubscribed ? 0 : UMPI_SPIN_DEFAULT;
+    (void) worker;
+    return 0;
 }
 
-static void umpi__report(const char *from)
+umpi_progress_net_t umpi_progress_net_poll = umpi__no_net;
+struct ucp_worker *umpi_progress_net_worker;
+
+void umpi_progress_set_net(umpi_progress_net_t poll, struct ucp_worker *worker)
 {
-    umpi_debug(1, "%d ranks on this node, %d cores usable (%s): %s (UMPI_SPIN_COUNT=%d)", umpi__cpus.local_ranks,
-               umpi_progress_cores, from,
-               umpi_progress_oversubscribed ? "oversubscribed, yield when idle" : "spin before yielding",
-               umpi_progress_spin);
+    umpi_progress_net_poll = poll != NULL ? poll : umpi__no_net;
+    umpi_progress_net_worker = worker;
 }
 
-umpi_status_t umpi_progress_init(int local_ranks)
-{
-    unsigned char *card;
-    size_t len;
-    umpi_status_t st;
-
-    free(umpi__cpus.own);
-    umpi__cpus.own = NULL;
-    umpi__cpus.own_len = 0;
-    umpi__cpus.local_ranks = local_ranks;
-    if (umpi_config.node_cpus > 0) {
-        umpi__decide(umpi_config.node_cpus);
-        return UMPI_OK;
-    }
-    if (umpi_cpuset_own(&umpi__cpus.own, &umpi__cpus.own_len) != 0) {
-        umpi_debug(1, "cannot read this process's affinity mask: %s; taking 1 core", strerror(errno));
-        umpi__decide(1);
-        return UMPI_OK;
-    }
-    /* Until the fence: the own mask, the safe guess (see above). */
-    umpi__decide(umpi_cpuset_count(umpi__cpus.own, umpi__cpus.own_len));
-    if (local_ranks <= 1)
-        return UMPI_OK;
-    card = umpi_cpuset_encode(umpi__cpus.own, umpi__cpus.own_len, &len);
-    if (card == NULL) {
-        umpi_status_msg("out of memory for the affinity mask");
-        return UMPI_ERR_NOMEM;
-    }
-    st = umpi_pmi_put(UMPI__CPUS_KEY, card, len);
-    free(card);
-    return st;
-}
-
-void umpi_progress_node_cpus(void)
-{
-    int me = umpi_global.rank, node = umpi_pmi_node_of(me), found = 1, peers = 1;
-    unsigned char *all = umpi__cpus.own;
-    size_t all_len = umpi__cpus.own_len;
-    char from[96];
-
-    if (umpi_config.node_cpus > 0) {
-        umpi__report("UMPI_NODE_CPUS");
-        return;
-    }
-    if (all == NULL || umpi_progress_cores >= umpi__cpus.local_ranks) {
-        umpi__report("own affinity");
-        goto out;
-    }
-    for (int r = 0; r < umpi_global.size; r++) {
-        void *v = NULL;
-        size_t len = 0;
-
-        if (r == me || umpi_pmi_node_of(r) != node)
-            continue;
-        peers++;
-        /* A rank that published nothing (another library, or told UMPI_NODE_CPUS) adds nothing. */
-        if (umpi_pmi_get(r, UMPI__CPUS_KEY, &v, &len) == UMPI_OK && umpi_cpuset_merge(&all, &all_len, v, len) == 0)
-            found++;
-        free(v);
-    }
-    umpi__decide(umpi_cpuset_count(all, all_len));
-    if (found == peers)
-        snprintf(from, sizeof(from), "union of the node's %d ranks' affinity", found);
-    else
-        snprintf(from, sizeof(from), "union of the affinity of %d of the node's %d ranks", found, peers);
-    umpi__report(from);
-out:
-    free(all);
-    umpi__cpus.own = NULL;
-    umpi__cpus.own_len = 0;
-}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 struct umpi_request_pool umpi_request_pool;
+void (*umpi_request_sched_free)(void *sched);
 
 umpi_request_t *umpi_request_alloc_grow(void)
 {

@@ -99,6 +99,9 @@ static inline void umpi_unlock(void)
 void umpi_log(const char *what, const char *fmt, ...) UMPI_PRINTF(2, 3);
 /* Prints "umpi: rank R: <message>" to stderr and ends the whole job with the given exit code. */
 void umpi_die(int exit_code, const char *fmt, ...) UMPI_PRINTF(2, 3) __attribute__((noreturn));
+/* How umpi_die ends the job: the process manager's abort (set at MPI_Init by src/api/init.c; it
+ * does not return). NULL: this process alone exits. */
+extern void (*umpi_abort_job)(int exit_code, const char *msg);
 
 /* ---- knobs ------------------------------------------------------------------------------------- */
 

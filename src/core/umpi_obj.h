@@ -183,11 +183,24 @@ static inline umpi_comm_t *umpi_comm_get(MPI_Comm h)
     return (umpi_comm_t *) umpi_ht_get(&umpi_comm_table, UMPI_HANDLE_INDEX(h));
 }
 extern umpi_comm_t umpi_comm_world, umpi_comm_self;
+/* Once the job is known (MPI_Init): world is every rank, self maps its rank 0 to our world rank. */
+void umpi_comm_builtin_setup(int rank, int size);
 
 static inline int umpi_comm_to_world(const umpi_comm_t *c, int rank)
 {
     return c->world_rank ? c->world_rank[rank] : rank;
 }
+
+/* A new communicator over group (and remote group: an intercommunicator) on the context pair
+ * agreed, inheriting parent's error handler; takes its own references to the groups and marks
+ * the context used. Called with the big lock held (the constructors: src/api/comm*.c). */
+int umpi_comm_new(const umpi_comm_t *parent, umpi_group_t *group, umpi_group_t *remote, uint32_t context,
+                  MPI_Comm *newcomm);
+
+/* What the layers above hang on a communicator (collective state, topology), freed with it: set
+ * once at MPI_Init (src/api/init.c). Core calls nothing above it; this pointer is the one way it
+ * reaches them when a communicator goes. */
+extern void (*umpi_comm_free_above)(umpi_comm_t *c);
 
 /* Drops a reference (a freed handle, a completed request); the last one destroys the object and
  * returns its context id. Called with the big lock held. */
@@ -258,7 +271,7 @@ typedef struct umpi_dtype {
     MPI_Count *op_off;       /* packed bytes before op k, nops + 1 entries */
     char user_name[MPI_MAX_OBJECT_NAME];
     struct umpi_attr *attrs; /* cached attributes (attr_list.c), builtin types included */
-    struct umpi_cuda_dtdesc *cuda_desc; /* the ops uploaded for the GPU pack kernel (src/cuda/kern_pack.c) */
+    void *cuda_desc;         /* the ops uploaded for the GPU pack kernel: src/cuda/kern_pack.c owns its type */
 } umpi_dtype_t;
 
 /* Set by src/cuda once it has uploaded a type for its pack kernel: called when a type with a
@@ -380,7 +393,7 @@ int umpi_info_hint(MPI_Info info, const char *key, char *buf, size_t size);
 /* Fills MPI_INFO_ENV; called once MPI_Init knows the job (init.c). */
 void umpi_info_env_setup(void);
 
-/* Ops: src/coll/umpi_op.h (umpi_op_get, umpi_op_check, umpi_op_apply). */
+/* Ops: src/core/umpi_op.h (umpi_op_get, umpi_op_check, umpi_op_apply). */
 
 /* ---- life cycle ------------------------------------------------------------------------------ */
 

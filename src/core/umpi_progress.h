@@ -1,9 +1,9 @@
 /*
  * The one progress engine (shared/DESIGN.md, "Progress and threads").
  *
- * A pass polls, in order: the UCX worker (completes requests through their callbacks), then the
- * registered hooks (collective schedules, GPU pipelines: later issues). Every blocking call waits
- * here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has made
+ * A pass polls, in order: the network (the UCX worker, which completes requests through their
+ * callbacks), then the registered hooks (collective schedules, GPU pipelines). Every blocking call
+ * waits here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has made
  * no progress for umpi_progress_spin polls yields its CPU on every further empty poll, so the
  * rank it waits for can run.
  *
@@ -18,9 +18,24 @@
 #define UMPI_PROGRESS_H
 
 #include "core/umpi.h"
-#include "netmod/ucx/umpi_ucx.h"
 
 #include <sched.h>
+
+/*
+ * The network's poll: the engine stands below the network module, which sets it once its worker
+ * exists (src/netmod/ucx/ucx.c: ucp_worker_progress on its worker) and clears it when the worker
+ * goes. A pointer to UCX's own function, called with its own argument, so a pass costs what a
+ * direct call into UCX did. Not NULL: a pass before the network is up polls nothing.
+ */
+struct ucp_worker;
+typedef unsigned (*umpi_progress_net_t)(struct ucp_worker *worker);
+extern umpi_progress_net_t umpi_progress_net_poll;
+extern struct ucp_worker *umpi_progress_net_worker;
+void umpi_progress_set_net(umpi_progress_net_t poll, struct ucp_worker *worker);
+static inline unsigned umpi_progress_net(void)
+{
+    return umpi_progress_net_poll(umpi_progress_net_worker);
+}
 
 typedef unsigned (*umpi_progress_hook_t)(void);
 extern int umpi_progress_nhooks;
@@ -32,23 +47,35 @@ void umpi_progress_unregister(umpi_progress_hook_t hook);
 /* One pass; returns the number of events processed. */
 static inline unsigned umpi_progress(void)
 {
-    unsigned n = umpi_ucx_progress();
+    unsigned n = umpi_progress_net();
     if (umpi_unlikely(umpi_progress_nhooks != 0))
         n += umpi_progress_hooks();
     return n;
 }
 
-/* Polls before yielding, resolved at MPI_Init from UMPI_SPIN_COUNT and the node's load. */
+/*
+ * Spinning pays when the rank we wait for runs on another core; when ranks outnumber cores it only
+ * burns the time slice that rank needs (measured: 4 ranks on 2 cores pass a token in 2.3 us per
+ * hop yielding at once, 4.2-5.2 us after 1000 polls). sched_yield costs about 0.3 us, which is why a
+ * rank with a core of its own spins first.
+ *
+ * How long: an empty poll takes 5-7 ns here, so 1000 polls were 5-7 us, and on a node busy with
+ * other work a rank that yields gives its core to that work for a scheduler slice (milliseconds),
+ * not to its peer. Measured 2026-11-22, 2 ranks, load average 10 from other jobs, 7 interleaved
+ * rounds: osu_barrier median 21.5 us with 1000 polls, 0.22 us never yielding (Open MPI, which
+ * never yields, 0.18); 8 B allreduce median 25.7 vs 0.26 us. 100000 polls (0.5-0.7 ms, about
+ * a scheduler slice) gave the never-yielding numbers and still lets a rank that waits long give
+ * way (bench/NOTES.md).
+ */
+#define UMPI_PROGRESS_SPIN_DEFAULT 100000
+
+/* Polls before yielding, resolved at MPI_Init from UMPI_SPIN_COUNT and the node's load
+ * (src/api/node_cpus.c). */
 extern int umpi_progress_spin;
 /* Nonzero when this node runs more ranks than this process may use cores (collective selection). */
 extern int umpi_progress_oversubscribed;
 /* The cores this process may use (its affinity mask), at least 1 (the cost model's total-work term). */
 extern int umpi_progress_cores;
-/* Resolves UMPI_SPIN_COUNT = -1 (auto) from the number of ranks on this node and the CPUs they
- * share: at MPI_Init before the fence (publishes this process's affinity mask), ... */
-umpi_status_t umpi_progress_init(int local_ranks);
-/* ... and after it (the union of the masks of the node's ranks; logs the decision). */
-void umpi_progress_node_cpus(void);
 
 /* State of one blocking wait: how many empty polls so far. */
 typedef struct {
@@ -101,18 +128,6 @@ static inline void umpi_progress_wait(volatile int *flag)
     umpi_waiter_t w = {0};
     while (!*flag)
         umpi_progress_step(&w);
-}
-
-/* Blocks until ucx_req, a UCX request handed to a blocking caller (umpi_ucx.h; NULL: complete
- * already), completes, and frees it: its status. */
-static inline ucs_status_t umpi_progress_wait_ucx(void *ucx_req)
-{
-    umpi_waiter_t w = {0};
-    ucs_status_t s = UCS_OK;
-    if (ucx_req != NULL)
-        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
-            umpi_progress_step(&w);
-    return s;
 }
 
 /*

@@ -58,7 +58,7 @@ typedef struct umpi_request {
     size_t tmp_len;
     void (*tmp_put)(void *tmp, size_t len); /* gives tmp back (a pinned pool's buffer); NULL: free() */
     void *bsend_seg;       /* the attached-buffer segment of a buffered send */
-    struct umpi_sched *sched; /* UMPI_REQ_COLL: the collective's schedule (coll/umpi_sched.h) */
+    void *sched;              /* UMPI_REQ_COLL: the collective's schedule (coll/umpi_sched.h) */
 
     struct umpi_request *next_free;
 } umpi_request_t;
@@ -151,7 +151,9 @@ static inline umpi_request_t *umpi_request_alloc(umpi_req_kind_t kind, umpi_comm
 }
 
 void umpi_request_free_tmp(umpi_request_t *r);
-void umpi_sched_free(struct umpi_sched *s);
+/* Frees a collective's schedule (umpi_sched_free_opaque of src/coll/sched.c, set at MPI_Init by
+ * src/api/init.c): core knows a schedule only as a pointer, and reaches coll only through this. */
+extern void (*umpi_request_sched_free)(void *sched);
 
 /* Back to the pool; the handle stops naming a request (kind 0). */
 static inline void umpi_request_release(umpi_request_t *r)
@@ -161,7 +163,7 @@ static inline void umpi_request_release(umpi_request_t *r)
     if (r->dt != NULL)
         umpi_dtype_release(r->dt); /* the reference the operation held (derived types only) */
     if (umpi_unlikely(r->sched != NULL)) {
-        umpi_sched_free(r->sched);
+        umpi_request_sched_free(r->sched);
         r->sched = NULL;
     }
     r->bsend_seg = NULL;

@@ -22,12 +22,13 @@ libmpi_la_SOURCES += \
 dist_man3_MANS = man/man3/MPIX_Query_cuda_support.3
 
 # --- GPU kernels (reductions, pack/unpack) ---
-# kernels.cu (bodies in kern_body.h, generated from src/coll/umpi_op_enum.h) -> nvcc -> a fatbin
+# kernels.cu (bodies in kern_body.h, generated from src/core/umpi_op_enum.h) -> nvcc -> a fatbin
 # (configure's architectures) that kern_image.c embeds with .incbin; without nvcc, no image.
 libmpi_la_SOURCES += \
 	src/cuda/umpi_cuda_kern.h \
 	src/cuda/kern_args.h \
 	src/cuda/kern.c \
+	src/cuda/kern_reduce.c \
 	src/cuda/kern_pack.c \
 	src/cuda/kern_local.c \
 	src/cuda/kern_image.c
@@ -35,7 +36,7 @@ EXTRA_DIST += src/cuda/kernels.cu src/cuda/kern_body.h src/cuda/kern_f80.h
 UMPI_KERN_FATBIN = src/cuda/umpi_kernels.fatbin
 UMPI_KERN_DEPS = $(srcdir)/src/cuda/kernels.cu $(srcdir)/src/cuda/kern_body.h $(srcdir)/src/cuda/kern_f80.h \
 	$(srcdir)/src/cuda/kern_args.h \
-	$(srcdir)/src/coll/umpi_op_enum.h
+	$(srcdir)/src/core/umpi_op_enum.h
 if HAVE_CUDA_KERNELS
 BUILT_SOURCES += $(UMPI_KERN_FATBIN)
 CLEANFILES += $(UMPI_KERN_FATBIN)

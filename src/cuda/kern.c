@@ -1,7 +1,8 @@
 /*
  * The GPU kernels from the host: the image loaded once per CUDA context, the kernel table
- * generated from the op enumeration, launch geometry, reductions, and MPI_Reduce_local on device
- * buffers (umpi_cuda_kern.h). Packing is in kern_pack.c.
+ * generated from the op enumeration, launch geometry, one reduction launch (umpi_cuda_kern.h).
+ * What uses them: packing (kern_pack.c), reductions of any datatype (kern_reduce.c),
+ * MPI_Reduce_local on device buffers (kern_local.c).
  *
  *   umpi_cuda_kern_reduce(op, dt, in, inout, count, stream)
  *     -> kernel id of (op, leaf type of dt)          umpi__ktable, from UMPI_OP_TYPES
@@ -9,11 +10,11 @@
  *     -> cuLaunchKernel(umpi_red_<OP>_<ktype>, {in, inout, n, pair stride, index offset})
  */
 #include "config.h"
-#include "cuda/umpi_cuda_kern.h"
-#include "cuda/kern_args.h"
-#include "coll/umpi_op_enum.h"
 #include "core/umpi_err.h"
 #include "core/umpi_knobs.h"
+#include "core/umpi_op_enum.h"
+#include "cuda/kern_args.h"
+#include "cuda/umpi_cuda_kern.h"
 
 #include <float.h>
 #include <pthread.h>
@@ -88,7 +89,7 @@ static const unsigned short umpi__ktable[UMPI_OP_NBUILTIN][UMPI__NSLOTS] = {
     UMPI_OP_TYPES(UMPI__KROW)
 };
 
-static int umpi__kid_of(int kind, const umpi_dtype_t *dt)
+int umpi_cuda_kern_kid(int kind, const umpi_dtype_t *dt)
 {
     if (kind < 1 || kind >= UMPI_OP_NBUILTIN || !dt->builtin)
         return UMPI_CUDA_KID_NONE;
@@ -101,7 +102,7 @@ static int umpi__kid_of(int kind, const umpi_dtype_t *dt)
 
 const char *umpi_cuda_kern_name(int op_kind, const umpi_dtype_t *dt)
 {
-    int kid = umpi__kid_of(op_kind, dt);
+    int kid = umpi_cuda_kern_kid(op_kind, dt);
     return kid >= 0 ? umpi__knames[kid] : NULL;
 }
 
@@ -208,7 +209,7 @@ umpi_status_t umpi_cuda_kern_fail(const char *what, CUresult r)
     return UMPI_ERR_OTHER;
 }
 
-static umpi_status_t umpi__unavailable(const char *why)
+umpi_status_t umpi_cuda_kern_unavailable(const char *why)
 {
     umpi_status_msg("%s", why);
     return UMPI_ERR_NOT_FOUND;
@@ -304,7 +305,7 @@ umpi_status_t umpi_cuda_kmod_current(int device, struct umpi_cuda_kmod **out, un
     if (st != UMPI_OK)
         return st;
     if (km == NULL || km->mod == NULL)
-        return umpi__unavailable("the GPU kernels could not be loaded in this CUDA context");
+        return umpi_cuda_kern_unavailable("the GPU kernels could not be loaded in this CUDA context");
     *out = km;
     return UMPI_OK;
 }
@@ -395,11 +396,11 @@ umpi_status_t umpi_cuda_kern_launch(struct umpi_cuda_kmod *km, int kid, void *ar
     return UMPI_OK;
 }
 
-/* ---- reductions ---------------------------------------------------------------------------------------- */
+/* ---- reductions: one launch ------------------------------------------------------------------------- */
 
 /* n elements of leaf at in/inout: natural pairs when `packed` is 0, the pack engine's layout else. */
-static umpi_status_t umpi__reduce_run(struct umpi_cuda_kmod *km, int kid, CUdeviceptr in, CUdeviceptr inout,
-                                      uint64_t n, int packed, CUstream stream)
+umpi_status_t umpi_cuda_kern_reduce_run(struct umpi_cuda_kmod *km, int kid, CUdeviceptr in, CUdeviceptr inout,
+                                        uint64_t n, int packed, CUstream stream)
 {
     struct umpi_kred_args a = {in, inout, n, 0, 0};
     if (umpi__pair_geom[kid].stride != 0) {
@@ -409,109 +410,15 @@ static umpi_status_t umpi__reduce_run(struct umpi_cuda_kmod *km, int kid, CUdevi
     return umpi_cuda_kern_launch(km, kid, &a, n, stream);
 }
 
-/* Device scratch memory ordered on stream: the stream-ordered allocator where the driver and the
- * GPU have it, else cuMemAlloc (*async says which, for the free). */
-static umpi_status_t umpi__scratch(CUdeviceptr *p, size_t bytes, CUstream stream, int *async)
-{
-    *async = umpi_cuda_drv.cuMemAllocAsync != NULL &&
-             umpi_cuda_drv.cuMemAllocAsync(p, bytes, stream) == UMPI_CUDA_SUCCESS;
-    if (*async)
-        return UMPI_OK;
-    CUresult r = umpi_cuda_drv.cuMemAlloc(p, bytes);
-    return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_kern_fail("allocating GPU scratch memory", r);
-}
-
-static void umpi__scratch_free(CUdeviceptr p, CUstream stream, int async)
-{
-    if (async) {
-        umpi_cuda_drv.cuMemFreeAsync(p, stream);
-        return;
-    }
-    umpi_cuda_drv.cuStreamSynchronize(stream);   /* the kernels using it are done */
-    umpi_cuda_drv.cuMemFree(p);
-}
-
-/* A non-contiguous type: both buffers packed into scratch memory, reduced, inout unpacked back
- * (MPI_REPLACE: in packed and unpacked into inout). */
-static umpi_status_t umpi__reduce_packed(struct umpi_cuda_kmod *km, int kid, umpi_dtype_t *dt, const void *in,
-                                         void *inout, MPI_Count count, const umpi_dtype_t *leaf, CUstream stream)
-{
-    size_t bytes = (size_t) (count * dt->size);
-    CUdeviceptr tmp;
-    int async;
-    umpi_status_t st = umpi__scratch(&tmp, kid >= 0 ? 2 * bytes : bytes, stream, &async);
-    if (st != UMPI_OK)
-        return st;
-    void *a = (void *) (uintptr_t) tmp, *b = (char *) a + bytes;
-    st = umpi_cuda_kern_pack(dt, count, in, a, stream);
-    if (st == UMPI_OK && kid >= 0) {
-        st = umpi_cuda_kern_pack(dt, count, inout, b, stream);
-        if (st == UMPI_OK)
-            st = umpi__reduce_run(km, kid, tmp, tmp + bytes, bytes / (size_t) leaf->size, 1, stream);
-    }
-    if (st == UMPI_OK)
-        st = umpi_cuda_kern_unpack(dt, count, kid >= 0 ? b : a, inout, stream);
-    umpi__scratch_free(tmp, stream, async);
-    __atomic_fetch_add(&umpi_cuda_kern_stats.reduce_packed, 1, __ATOMIC_RELAXED);
-    return st;
-}
-
-/* The device the buffer lives on, for a thread with no current context. */
-static int umpi__device_of(const void *p, size_t len)
-{
-    struct umpi_cuda_buf_info info;
-    return umpi_cuda_classify(p, len, &info) == UMPI_OK ? info.device : 0;
-}
-
-umpi_status_t umpi_cuda_kern_reduce(const umpi_op_t *op, umpi_dtype_t *dt, const void *in, void *inout, MPI_Count count,
-                               CUstream stream)
-{
-    if (count <= 0 || dt->size == 0 || op->kind == UMPI_OP_NO_OP)
-        return UMPI_OK;
-    if (op->kind == UMPI_OP_USER)
-        return umpi__unavailable("user-defined operations run on the CPU");
-    if (!umpi_cuda_kernels_available())
-        return umpi__unavailable(umpi_cuda_kern_why_unavailable());
-    const umpi_dtype_t *leaf = op->kind == UMPI_OP_REPLACE ? NULL : umpi_op_leaf(dt);
-    int kid = leaf != NULL ? umpi__kid_of(op->kind, leaf) : UMPI_CUDA_KID_NONE;
-    if (op->kind != UMPI_OP_REPLACE && kid < 0)
-        return umpi__unavailable("no GPU kernel for this operation on this datatype");
-    if (!dt->builtin && dt->ops == NULL && umpi_dtype_compile(dt) != UMPI_OK)
-        return UMPI_ERR_NOMEM;
-
-    if (op->kind == UMPI_OP_REPLACE && dt->contig) {
-        CUresult r = umpi_cuda_drv.cuMemcpyAsync((CUdeviceptr) (uintptr_t) ((char *) inout + dt->true_lb),
-                                                 (CUdeviceptr) (uintptr_t) ((const char *) in + dt->true_lb),
-                                                 (size_t) (count * dt->size), stream);
-        return r == UMPI_CUDA_SUCCESS ? UMPI_OK : umpi_cuda_kern_fail("cuMemcpyAsync", r);
-    }
-    struct umpi_cuda_kmod *km;
-    unsigned long long key;
-    umpi_status_t st = umpi_cuda_kmod_current(umpi__device_of(inout, 1), &km, &key);
-    if (st != UMPI_OK)
-        return st;
-    if (dt->builtin && kid >= 0)
-        return umpi__reduce_run(km, kid, (CUdeviceptr) (uintptr_t) in, (CUdeviceptr) (uintptr_t) inout,
-                                (uint64_t) count, 0, stream);
-    if (dt->contig && kid >= 0)   /* one run of leaf elements, packed layout */
-        return umpi__reduce_run(km, kid, (CUdeviceptr) (uintptr_t) ((const char *) in + dt->true_lb),
-                                (CUdeviceptr) (uintptr_t) ((char *) inout + dt->true_lb),
-                                (uint64_t) (count * dt->size / leaf->size), 1, stream);
-    return umpi__reduce_packed(km, kid, dt, in, inout, count, leaf, stream);
-}
-
 /* ---- finalize -------------------------------------------------------------------------------------------- */
 
-void umpi_cuda_kern_finalize_pack(void);
-
-void umpi_cuda_kern_finalize(void)
+void umpi_cuda_kern_unload(void)
 {
     if (umpi_config.debug >= 2 && umpi_cuda_kern_stats.launches + umpi_cuda_kern_stats.module_failures > 0)
         umpi_log("debug", "cuda kernels: %lu launches, %lu modules loaded, %lu failed, %lu datatype uploads, "
                  "%lu packed reductions", umpi_cuda_kern_stats.launches, umpi_cuda_kern_stats.modules_loaded,
                  umpi_cuda_kern_stats.module_failures, umpi_cuda_kern_stats.dtype_uploads,
                  umpi_cuda_kern_stats.reduce_packed);
-    umpi_cuda_kern_finalize_pack();
     CUcontext cur = NULL;
     if (umpi__nkmods > 0)
         umpi_cuda_drv.cuCtxGetCurrent(&cur);

@@ -6,7 +6,7 @@
  * Every kernel is `extern "C" __global__ void NAME(struct ARGS a)`:
  *
  *   umpi_red_<OP>_<ktype>   struct umpi_kred_args   inout[i] = in[i] OP inout[i], OP and ktype as
- *                                                   in coll/umpi_op_enum.h (MINLOC/MAXLOC: pairs)
+ *                                                   in core/umpi_op_enum.h (MINLOC/MAXLOC: pairs)
  *   umpi_pack_vec<W>        struct umpi_kpack_vec   blocks of a fixed length at a fixed stride, moved
  *                                                   as W-byte words (W = 1, 2, 4, 8, 16)
  *   umpi_pack_gen           struct umpi_kpack_gen   any datatype, from its compiled ops uploaded to

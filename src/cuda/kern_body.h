@@ -5,7 +5,7 @@
  * grid-stride loop from tid by nthreads, touching nothing another thread touches, so running the
  * threads one after the other on the CPU computes exactly what the GPU computes.
  *
- * Arithmetic must match the host kernels of src/coll/op_kernels.c bit for bit:
+ * Arithmetic must match the host kernels of src/core/op_kernels.c bit for bit:
  *  - integers and the MAX/MIN/SUM/PROD of float and double: the same C expressions
  *    (UMPI_OP_EXPR_*), one IEEE operation each (nvcc runs with --fmad=false: nothing is fused);
  *  - complex products: gcc's expansion, (ac - bd) + (ad + bc)i, and when both parts are NaN the
@@ -17,7 +17,7 @@
 #ifndef UMPI_CUDA_KERN_BODY_H
 #define UMPI_CUDA_KERN_BODY_H
 
-#include "coll/umpi_op_enum.h"
+#include "core/umpi_op_enum.h"
 #include "cuda/kern_args.h"
 #include "cuda/kern_f80.h"
 

@@ -183,13 +183,14 @@ static umpi_status_t umpi__desc_get(umpi_dtype_t *dt, const struct umpi__shape *
     return st;
 }
 
-void umpi_cuda_kern_finalize_pack(void);
-void umpi_cuda_kern_finalize_pack(void)
+/* The kernels' finalize: the uploaded datatypes (here), then the modules and contexts (kern.c). */
+void umpi_cuda_kern_finalize(void)
 {
     pthread_mutex_lock(&umpi__dlock);
     while (umpi__descs != NULL)
         umpi__desc_drop(umpi__descs);
     pthread_mutex_unlock(&umpi__dlock);
+    umpi_cuda_kern_unload();
 }
 
 /* ---- pack and unpack ------------------------------------------------------------------------------------ */

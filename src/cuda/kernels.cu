@@ -1,5 +1,5 @@
 /*
- * umpi's GPU kernels: every predefined reduction (op x type) of coll/umpi_op_enum.h and the
+ * umpi's GPU kernels: every predefined reduction (op x type) of core/umpi_op_enum.h and the
  * datatype pack/unpack kernels. Built by nvcc into a fatbin (src/cuda/Makefile.mk) that is embedded
  * in libmpi (kern_image.c) and loaded at run time with cuModuleLoadData (kern.c); nothing here is
  * linked against the CUDA runtime.

@@ -11,7 +11,7 @@ UMPI_EXPORT int MPIX_Query_cuda_support(void);
 
 /* 1 when a program may pass device pointers: the CUDA path is active (MPI initialised, the driver
  * loaded, a device present) and point-to-point and collectives carry device buffers
- * (umpi_cuda_device_buffers, set by MPI_Init: src/pt2pt/gpu_*.c, src/coll/device.c). 0 before
+ * (umpi_cuda_device_buffers, set by MPI_Init: src/pt2pt/gpu_*.c, src/coll/device*.c). 0 before
  * MPI_Init, after MPI_Finalize, and in a host-only process. */
 UMPI_EXPORT int PMPIX_Query_cuda_support(void)
 {

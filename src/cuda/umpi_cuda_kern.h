@@ -21,7 +21,7 @@
 #ifndef UMPI_CUDA_KERN_H
 #define UMPI_CUDA_KERN_H
 
-#include "coll/umpi_op.h"
+#include "core/umpi_op.h"
 #include "cuda/umpi_cuda.h"
 
 /* 1 when libmpi carries the kernels (nvcc was found at build time). */
@@ -56,7 +56,7 @@ umpi_status_t umpi_cuda_kern_unpack(umpi_dtype_t *dt, MPI_Count count, const voi
                                CUstream stream);
 
 /**
- * MPI_Reduce_local when CUDA is active (src/coll/op.c): 0 when both buffers are host memory (the
+ * MPI_Reduce_local when CUDA is active (src/core/op.c): 0 when both buffers are host memory (the
  * caller reduces on the CPU); otherwise 1, the reduction done, *err its MPI error code. Device
  * buffers on one GPU are reduced by umpi_cuda_kern_reduce on that GPU; anything else (one host buffer, a
  * user op, no kernel) goes through host copies, counted and logged as a slow path.
@@ -64,11 +64,12 @@ umpi_status_t umpi_cuda_kern_unpack(umpi_dtype_t *dt, MPI_Count count, const voi
 int umpi_cuda_kern_reduce_local(const umpi_op_t *op, const void *in, void *inout, MPI_Count count, umpi_dtype_t *dt,
                            int *err);
 
-/* Frees what the kernels keep (modules, uploaded datatypes, retained contexts); from
- * umpi_cuda_finalize. */
+/* Frees what the kernels keep (uploaded datatypes: kern_pack.c; then modules and retained contexts:
+ * umpi_cuda_kern_unload, kern.c); at MPI_Finalize. */
 void umpi_cuda_kern_finalize(void);
+void umpi_cuda_kern_unload(void);
 
-/* ---- for the unit tests, and between kern.c and kern_pack.c -------------------------------------- */
+/* ---- for the unit tests, and between kern.c, kern_pack.c and kern_reduce.c -------------------------------------- */
 
 /* The embedded image and its size (NULL, 0 without one): kern_image.c. */
 const void *umpi_cuda_kern_image(size_t *size) UMPI_EXPORT;
@@ -98,6 +99,15 @@ umpi_status_t umpi_cuda_kern_launch(struct umpi_cuda_kmod *km, int kid, void *ar
  * *switched say what to restore. */
 umpi_status_t umpi_cuda_kern_enter_device(int device, CUcontext *saved, int *switched);
 int umpi_cuda_kid_pack_vec(unsigned width);   /* 1, 2, 4, 8, 16 */
+/* The kernel id of (op kind, predefined type), or a negative value where there is none. */
+int umpi_cuda_kern_kid(int kind, const umpi_dtype_t *dt);
+/* One reduction launch: n elements of the kernel's type at in/inout, natural pairs when packed is
+ * 0, the pack engine's layout else (kern_reduce.c). */
+umpi_status_t umpi_cuda_kern_reduce_run(struct umpi_cuda_kmod *km, int kid, CUdeviceptr in, CUdeviceptr inout,
+                                        uint64_t n, int packed, CUstream stream);
+/* The status of a reduction the kernels cannot do (why, in the status message): the caller reduces
+ * on the host. */
+umpi_status_t umpi_cuda_kern_unavailable(const char *why);
 int umpi_cuda_kid_pack_gen(void);
 umpi_status_t umpi_cuda_kern_fail(const char *what, CUresult r);
 

@@ -18,7 +18,9 @@
 
 static struct {
     pmix_proc_t me;
-    pmix_proc_t job; /* my nspace, PMIX_RANK_WILDCARD: job-level keys */
+    pmix_proc_t job;     /* my nspace, PMIX_RANK_WILDCARD: job-level keys */
+    const int *node_of;  /* the node map this client made (pmi.c owns it), size ranks */
+    int size;
 } umpi__pmix;
 
 /* The one place PMIx errors become umpi statuses; the message keeps the call and PMIx's cause. */
@@ -221,6 +223,8 @@ umpi_status_t umpi_pmix_init(struct umpi_pmi_info *info, int **node_of)
         goto fail;
     if (info->universe_size < size)
         info->universe_size = size;
+    umpi__pmix.node_of = *node_of;
+    umpi__pmix.size = size;
     info->node_id = (*node_of)[info->rank];
     for (int r = 0; r < size; r++)
         count += (*node_of)[r] == info->node_id;
@@ -284,18 +288,24 @@ umpi_status_t umpi_pmix_fence(void)
  * node's server (direct modex, where the launcher's fence did not collect the data, e.g. Slurm's
  * PMIxFenceBarrier): PMIX_TIMEOUT bounds that.
  */
+/* The node of a rank by the map made at init (-1: unknown). */
+static int umpi__node_of(int rank)
+{
+    return umpi__pmix.node_of != NULL && rank >= 0 && rank < umpi__pmix.size ? umpi__pmix.node_of[rank] : -1;
+}
+
 static pmix_status_t umpi__get_from_server(const pmix_proc_t *proc, const char *key, pmix_value_t **val)
 {
     pmix_info_t info[2];
     pmix_status_t rc;
-    int node = umpi_pmi_node_of((int)proc->rank), timeout = umpi_config.pmi_timeout;
+    int node = umpi__node_of((int)proc->rank), timeout = umpi_config.pmi_timeout;
     bool immediate = true;
     size_t n = 0;
 
     PMIX_INFO_CONSTRUCT(&info[0]);
     PMIX_INFO_CONSTRUCT(&info[1]);
     PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
-    if (node >= 0 && node == umpi_pmi_node_of((int)umpi__pmix.me.rank))
+    if (node >= 0 && node == umpi__node_of((int)umpi__pmix.me.rank))
         PMIX_INFO_LOAD(&info[n++], PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
     rc = PMIx_Get(proc, key, info, n, val);
     PMIX_INFO_DESTRUCT(&info[0]);
@@ -370,6 +380,7 @@ umpi_status_t umpi_pmix_finalize(void)
 {
     pmix_status_t rc = PMIx_Finalize(NULL, 0);
 
+    umpi__pmix.node_of = NULL;   /* pmi.c frees it */
     if (rc != PMIX_SUCCESS)
         return umpi__pmix_error("PMIx_Finalize", rc);
     return UMPI_OK;

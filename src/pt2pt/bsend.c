@@ -68,6 +68,18 @@ void umpi_p2p_bsend_segment_done(void *p)
     }
 }
 
+/* A request that completes with nobody to wait for it: a buffered send's (its segment goes back),
+ * or one the user freed while it was active (released now). */
+void umpi_p2p_complete_slow(umpi_request_t *r)
+{
+    if (r->bsend_seg != NULL) {
+        umpi_p2p_bsend_segment_done(r->bsend_seg);
+        r->bsend_seg = NULL;
+    }
+    if (r->user_freed)
+        umpi_request_release(r);
+}
+
 static size_t umpi__bsend_free_bytes(void)
 {
     size_t used = 0;

@@ -122,7 +122,7 @@ static int umpi__send_staged(const void *buf, MPI_Count count, umpi_dtype_t *dt,
         return MPI_SUCCESS;
     }
     int err = MPI_SUCCESS;
-    ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+    ucs_status_t s = umpi_ucx_wait(ucx_req);
     if (s != UCS_OK)
         err = umpi_err_from_status(umpi_ucx_status(s, "send completion"), "sending a staged device buffer");
     umpi_cuda_bounce_put(host, bytes ? bytes : 1);

@@ -86,7 +86,7 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 
     if (req == NULL && ucx_req != NULL) {
         /* Blocking send: wait for UCX's request here, no MPI request needed. */
-        ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+        ucs_status_t s = umpi_ucx_wait(ucx_req);
         if (s != UCS_OK)
             err = umpi__send_error(umpi_ucx_status(s, "send completion"), dest, world);
     }

@@ -12,6 +12,7 @@
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 /* Point-to-point's start and end (p2p_init.c). umpi_p2p_init, at MPI_Init before UCX starts: hands
  * the netmod its calls back up (completions that need point-to-point) and publishes what the device
@@ -28,6 +29,9 @@ int umpi_p2p_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, int dest, 
 
 /* Posts a receive into req (req->buf/count/dt/peer/tag/comm already set). */
 int umpi_p2p_irecv_start(umpi_request_t *req);
+/* Starts an inactive persistent point-to-point request (MPI_Start, src/coll/start.c): its
+ * receive, send, or buffered send (complete at once). An MPI error code. */
+int umpi_p2p_persistent_start(umpi_request_t *r);
 
 /* MPI_Recv's request-less waits on a process that uses CUDA, newest first (recv.c): gpu_late.c
  * hands one the envelope of a longer device message that passed it by, cancelling its UCX receive
@@ -45,8 +49,8 @@ extern struct umpi_p2p_waiting_recv *umpi_p2p_recv_waiting;
 int umpi_p2p_irecv(void *buf, MPI_Count count, umpi_dtype_t *dt, int source, int tag, umpi_comm_t *comm,
                    umpi_request_t **out);
 
-/* Called from the netmod's completion callback when req->slow_done is set: unpacks staged data,
- * returns bsend segments and requests freed by the user. */
+/* Called from the netmod's completion callback when req->slow_done is set: returns bsend segments
+ * and releases requests freed by the user (bsend.c). */
 void umpi_p2p_complete_slow(umpi_request_t *req);
 
 /*

@@ -3,16 +3,6 @@
 
 #include <stdlib.h>
 
-void umpi_p2p_complete_slow(umpi_request_t *r)
-{
-    if (r->bsend_seg != NULL) {
-        umpi_p2p_bsend_segment_done(r->bsend_seg);
-        r->bsend_seg = NULL;
-    }
-    if (r->user_freed)
-        umpi_request_release(r);
-}
-
 int umpi_p2p_request_invalid(MPI_Request h, const char *argname, int index)
 {
     if (index >= 0)

@@ -24,7 +24,7 @@ check-gpu: all $(check_PROGRAMS)
 # --- umpi's GPU kernels on a GPU (every op x type, pack/unpack) ---
 check_PROGRAMS += test/gpu/gpu_kern
 test_gpu_gpu_kern_SOURCES = test/gpu/gpu_kern.c test/unit/kern_testdata.h $(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) \
-	src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+	src/core/op.c src/core/op_kernels.c $(UMPI_UNIT_DTYPE) $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_gpu_gpu_kern_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_gpu_gpu_kern_LDADD = $(UMPI_UNIT_LDADD) -ldl -lm
 if HAVE_CUDA_KERNELS

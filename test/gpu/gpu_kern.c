@@ -13,7 +13,7 @@
  *
  * Exits 77 (skipped) without a GPU, or when umpi was built without nvcc (no kernels to test).
  */
-#include "coll/umpi_op.h"
+#include "core/umpi_op.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "kern_testdata.h"
 #include "unit.h"

@@ -34,7 +34,7 @@ test_unit_test_dtype_engine_SOURCES = test/unit/test_dtype_engine.c $(UMPI_UNIT_
 test_unit_test_dtype_engine_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_dtype_engine_LDADD = $(UMPI_UNIT_LDADD)
 
-test_unit_test_env_SOURCES = test/unit/test_env.c src/core/env.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+test_unit_test_env_SOURCES = test/unit/test_env.c src/api/env.c src/core/info.c $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_env_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_env_LDADD = $(UMPI_UNIT_LDADD)
 
@@ -46,7 +46,7 @@ test_unit_test_info_LDADD = $(UMPI_UNIT_LDADD)
 
 # attribute lists
 check_PROGRAMS += test/unit/test_attr
-test_unit_test_attr_SOURCES = test/unit/test_attr.c src/core/attr_list.c src/mpi/abi_symbols.c \
+test_unit_test_attr_SOURCES = test/unit/test_attr.c src/core/attr_list.c src/core/abi_symbols.c \
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_attr_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_attr_LDADD = $(UMPI_UNIT_LDADD)
@@ -65,7 +65,7 @@ test_unit_test_context_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 
 # reduction operations: kernels, checks and apply
 check_PROGRAMS += test/unit/test_op
-test_unit_test_op_SOURCES = test/unit/test_op.c src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
+test_unit_test_op_SOURCES = test/unit/test_op.c src/core/op.c src/core/op_kernels.c $(UMPI_UNIT_DTYPE) \
 	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_op_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_op_LDADD = $(UMPI_UNIT_LDADD)
@@ -110,22 +110,19 @@ test_unit_test_mpirun_wire_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/test/unit -
 
 # --- the GPU kernels without a GPU: a fake driver whose cuLaunchKernel runs
 # the kernels' bodies on the CPU (kern_emu.cc, host C++), against the host kernels and pack engine ---
-UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_pack.c src/cuda/kern_local.c src/cuda/kern_image.c
+UMPI_UNIT_KERN = src/cuda/kern.c src/cuda/kern_reduce.c src/cuda/kern_pack.c src/cuda/kern_local.c src/cuda/kern_image.c
 check_PROGRAMS += test/unit/test_cuda_kern
 test_unit_test_cuda_kern_SOURCES = test/unit/test_cuda_kern.c test/unit/kern_emu.cc test/unit/kern_emu.h test/unit/kern_testdata.h \
-	$(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) src/coll/op.c src/coll/op_kernels.c $(UMPI_UNIT_DTYPE) \
-	$(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
+	$(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN) src/core/op.c src/core/op_kernels.c src/coll/reduce_local.c \
+	$(UMPI_UNIT_DTYPE) $(UMPI_UNIT_ERR) $(UMPI_UNIT_BASE)
 test_unit_test_cuda_kern_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)
 test_unit_test_cuda_kern_CXXFLAGS = $(AM_CXXFLAGS) -fno-exceptions -fno-rtti
 test_unit_test_cuda_kern_LDADD = $(UMPI_UNIT_LDADD) -ldl -lm
-# op.c sends MPI_Reduce_local on GPU buffers to src/cuda
-test_unit_test_op_SOURCES += $(UMPI_UNIT_CUDA) $(UMPI_UNIT_KERN)
-test_unit_test_op_LDADD += -ldl
 if HAVE_CUDA_KERNELS
-src/cuda/test_unit_test_cuda_kern-kern_image.$(OBJEXT) src/cuda/test_unit_test_op-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
+src/cuda/test_unit_test_cuda_kern-kern_image.$(OBJEXT): $(UMPI_KERN_FATBIN)
 endif
 
-# --- CPU sets the ranks publish (the node's CPUs, src/core/progress.c) ---
+# --- CPU sets the ranks publish (the node's CPUs, src/api/node_cpus.c) ---
 check_PROGRAMS += test/unit/test_cpuset
-test_unit_test_cpuset_SOURCES = test/unit/test_cpuset.c src/core/cpuset.c test/unit/unit.h
+test_unit_test_cpuset_SOURCES = test/unit/test_cpuset.c src/api/cpuset.c test/unit/unit.h
 test_unit_test_cpuset_CPPFLAGS = $(UMPI_UNIT_CPPFLAGS)

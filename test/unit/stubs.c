@@ -1,13 +1,12 @@
 /*
  * What the unit tests of src/core objects need from the rest of the library, without UCX, PMIx or
- * MPI_Init: the process state, MPI_COMM_WORLD/SELF in the comm table, and an abort that ends
- * only this process (so a test can fork and watch a fatal error happen).
+ * MPI_Init: the process state and MPI_COMM_WORLD/SELF in the comm table. No abort is set
+ * (umpi_abort_job), so a fatal error ends only this process: a test can fork and watch one happen.
  */
 #include "core/umpi_obj.h"
 #include "pmi/umpi_pmi.h"
 
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
 struct umpi_global umpi_global = {
@@ -37,27 +36,10 @@ int umpi_comm_builtin_init(void)
     return MPI_SUCCESS;
 }
 
+/* MPI_Abort (src/api/env.c) ends the job through the process manager: here, only this process. */
 void umpi_pmi_abort(int code, const char *msg)
 {
     fprintf(stderr, "%s\n", msg);
     fflush(stderr);
     _exit(code);
-}
-
-/* src/coll/op.c's MPI_Reduce_local looks at device buffers (src/coll/device.c, src/cuda): host-only
- * here. Weak, so that the tests linking src/cuda get the real umpi_cuda_active. */
-__attribute__((weak)) int umpi_cuda_active;
-__attribute__((weak)) int umpi_coll_dev_flag(const void *buf, MPI_Count count, const umpi_dtype_t *dt, int flag,
-                                             int *err)
-{
-    (void) buf, (void) count, (void) dt, (void) flag;
-    *err = MPI_SUCCESS;
-    return 0;
-}
-struct umpi_op;
-__attribute__((weak)) int umpi_coll_dev_reduce(const struct umpi_op *op, const void *in, void *inout, MPI_Count count,
-                                               umpi_dtype_t *dt, int flags)
-{
-    (void) op, (void) in, (void) inout, (void) count, (void) dt, (void) flags;
-    return MPI_ERR_INTERN;
 }

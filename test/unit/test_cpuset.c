@@ -1,9 +1,9 @@
 /*
- * The CPU sets that the ranks of a node publish at MPI_Init (src/core/umpi_cpuset.h): the compact
+ * The CPU sets that the ranks of a node publish at MPI_Init (src/api/umpi_cpuset.h): the compact
  * form drops leading and trailing zero bytes and round-trips; merging ORs into a set that grows;
  * malformed values are refused without touching the set; the own mask matches the kernel's.
  */
-#include "core/umpi_cpuset.h"
+#include "api/umpi_cpuset.h"
 #include "unit.h"
 
 #include <sched.h>

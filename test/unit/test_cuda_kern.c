@@ -16,14 +16,14 @@
  *  - the software long double against the x87 itself.
  */
 #include "config.h"
-#include "coll/umpi_op.h"
 #include "core/umpi_err.h"
 #include "core/umpi_knobs.h"
+#include "core/umpi_op.h"
 #include "cuda/kern_args.h"
 #include "cuda/umpi_cuda_kern.h"
-#include "mpi/gen/umpi_impl.h"
 #include "kern_emu.h"
 #include "kern_testdata.h"
+#include "mpi/gen/umpi_impl.h"
 #include "unit.h"
 
 #include <elf.h>

@@ -1,4 +1,4 @@
-/* Unit test of the environment inquiries (src/core/env.c) that need no running job. */
+/* Unit test of the environment inquiries (src/api/env.c) that need no running job. */
 #include "core/umpi_obj.h"
 #include "core/umpi_err.h"
 #include "mpi/gen/umpi_impl.h"

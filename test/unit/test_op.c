@@ -1,12 +1,12 @@
 /*
- * Unit test of the reduction kernels (src/coll/op_kernels.c) and of umpi_op_check/umpi_op_apply:
+ * Unit test of the reduction kernels (src/core/op_kernels.c) and of umpi_op_check/umpi_op_apply:
  * every predefined op on every predefined datatype, against a scalar reference written here from
  * the standard's tables (not from the kernels' enumeration), at counts that leave vector tails;
  * MINLOC/MAXLOC ties; MPI_ERR_OP for undefined pairs. Also prints (does not assert) the time of
  * MPI_SUM on 1 MiB of double against a plain loop.
  */
-#include "coll/umpi_op.h"
 #include "core/umpi_err.h"
+#include "core/umpi_op.h"
 #include "mpi/gen/umpi_impl.h"
 #include "unit.h"
 

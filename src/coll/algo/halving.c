@@ -11,13 +11,6 @@ int umpi_coll_commutative(const umpi_coll_view_t *v, const umpi_coll_args_t *a)
     return umpi_op_is_commutative(a->op);
 }
 
-void umpi_coll_even_blocks(MPI_Count *disp, int k, MPI_Count n)
-{
-    MPI_Count q = n / k, r = n % k;
-    for (int i = 0; i <= k; i++)
-        disp[i] = (MPI_Count) i * q + (i < r ? i : r);
-}
-
 int umpi_coll_fold(umpi_sched_t *s, const umpi_coll_view_t *v, void *buf, void *tmp, MPI_Count n,
                    umpi_dtype_t *dt, umpi_op_t *op, int rem, int *newrank)
 {

@@ -78,6 +78,7 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
         rc = umpi_ucx_status(st, "ucp_worker_create");
         goto fail;
     }
+    umpi_progress_set_net(ucp_worker_progress, umpi_ucx.worker);   /* the engine polls it from now on */
     st = ucp_worker_query(umpi_ucx.worker, &wattr);
     if (st != UCS_OK) {
         rc = umpi_ucx_status(st, "ucp_worker_query");
@@ -167,6 +168,7 @@ void umpi_ucx_finalize(void)
         for (int i = 0; i < umpi_ucx.nranks; i++)
             if (umpi_ucx.eps[i] != NULL)
                 umpi__wait_ucx(ucp_ep_close_nbx(umpi_ucx.eps[i], &p));
+        umpi_progress_set_net(NULL, NULL);
         ucp_worker_destroy(umpi_ucx.worker);
         umpi_ucx.worker = NULL;
     }

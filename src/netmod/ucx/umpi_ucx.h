@@ -24,6 +24,7 @@
 #define UMPI_UCX_H
 
 #include "core/umpi.h"
+#include "core/umpi_progress.h"
 #include "core/umpi_request.h"
 #include "pmi/umpi_pmi.h"
 
@@ -133,11 +134,6 @@ static inline int umpi_ucx_tag_tag(ucp_tag_t t)
     return (int) (t & UMPI_UCX_TAG_MASK);
 }
 
-static inline unsigned umpi_ucx_progress(void)
-{
-    return ucp_worker_progress(umpi_ucx.worker);
-}
-
 /*
  * Calls back up, into point-to-point: arrows that run back up only where a callback table makes
  * the direction explicit. pt2pt fills it at MPI_Init (umpi_p2p_init), before any operation. The
@@ -225,6 +221,18 @@ static inline ucs_status_t umpi_ucx_test_send(void *ucx_req)
     if (st != UCS_INPROGRESS)
         ucp_request_free(ucx_req);
     return st;
+}
+
+/* Blocks on the progress engine until ucx_req, a UCX request handed to a blocking caller (NULL:
+ * complete already), completes, and frees it: its status. */
+static inline ucs_status_t umpi_ucx_wait(void *ucx_req)
+{
+    umpi_waiter_t w = {0};
+    ucs_status_t s = UCS_OK;
+    if (ucx_req != NULL)
+        while ((s = umpi_ucx_test_send(ucx_req)) == UCS_INPROGRESS)
+            umpi_progress_step(&w);
+    return s;
 }
 
 void umpi_ucx_cancel(void *ucx_req);

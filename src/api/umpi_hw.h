@@ -19,4 +19,13 @@ int umpi_hw_resource(const char *type, int *id);
 /* umpi_hw_resource for every level of umpi_hw_level_names, with one topology load. */
 void umpi_hw_levels(int id[UMPI_HW_NLEVELS]);
 
+#include "core/umpi.h"
+
+/* The CPUs this node's ranks share (node_cpus.c), which resolve UMPI_SPIN_COUNT = -1 (auto) and
+ * the progress engine's view of oversubscription: at MPI_Init before the fence (publishes this
+ * process's affinity mask), ... */
+umpi_status_t umpi_node_cpus_publish(int local_ranks);
+/* ... and after it (the union of the masks of the node's ranks; logs the decision). */
+void umpi_node_cpus_count(void);
+
 #endif

@@ -3,7 +3,7 @@
  * and MPI_Dist_graph_* (each process knows its own neighbours). reorder is ignored: ranks stay
  * those of the old communicator.
  */
-#include "core/umpi_topo_internal.h"
+#include "api/umpi_topo_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * The one enumeration of the predefined reduction operations: which (op, datatype) pairs exist and
  * what each op computes. Everything else is generated from it:
  *
- *   src/coll/op_kernels.c   the host kernels and the (op, datatype handle) -> kernel table
+ *   src/core/op_kernels.c   the host kernels and the (op, datatype handle) -> kernel table
  *   src/cuda/kernels.cu     the GPU kernels (nvcc, when CUDA is found at build time)
  *   src/cuda/kern.c         the (op, datatype handle) -> GPU kernel name table
  *

@@ -1,5 +1,5 @@
 /* Hardware resources of this process (umpi_hw.h). */
-#include "core/umpi_hw.h"
+#include "api/umpi_hw.h"
 #include "core/umpi.h"
 #include "pmi/umpi_pmi.h"
 

@@ -6,7 +6,7 @@
  * (with the user's tag, on its collective context) and both pick the lowest pair free in both
  * bitmaps; each leader then broadcasts the remote group and the pair to its own group.
  */
-#include "core/umpi_comm.h"
+#include "api/umpi_comm.h"
 
 #include <stdlib.h>
 #include <string.h>

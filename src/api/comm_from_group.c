@@ -26,7 +26,7 @@
  * hash (above every parent context id, so that the fallback rounds of umpi_context.h order these
  * agreements the same way at every process).
  */
-#include "core/umpi_comm.h"
+#include "api/umpi_comm.h"
 
 #include <stdlib.h>
 #include <string.h>

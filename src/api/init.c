@@ -6,6 +6,8 @@
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
+#include "api/umpi_comm.h"
+#include "api/umpi_hw.h"
 #include "coll/umpi_coll.h"
 #include "coll/umpi_sched.h"
 #include "core/umpi_attr.h"
@@ -15,16 +17,26 @@
 #include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_kern.h"
 #include "cuda/umpi_cuda_nccl.h"
+#include "netmod/ucx/umpi_ucx.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
 
 #include <string.h>
 #include <unistd.h>
 
-struct umpi_global umpi_global = {.appnum = -1, .universe_size = -1};
-pthread_mutex_t umpi_big_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void umpi_comm_builtin_setup(int rank, int size);
+/*
+ * Core stands below every other layer and calls nothing above it; where it must act on their
+ * behalf it calls through these pointers, set here once: ending the job (the process manager),
+ * freeing what coll and the topologies hang on a communicator, freeing a collective's schedule.
+ * (The network module sets the engine's poll itself, when its worker exists; src/cuda sets
+ * umpi_dtype_cuda_forget when it uploads a type.)
+ */
+static void umpi__set_core_upcalls(void)
+{
+    umpi_abort_job = umpi_pmi_abort;
+    umpi_comm_free_above = umpi_comm_free_layers;
+    umpi_request_sched_free = umpi_sched_free_opaque;
+}
 
 static int umpi__init(int required, int *provided)
 {
@@ -36,6 +48,7 @@ static int umpi__init(int required, int *provided)
                                                   ? "MPI is already initialized"
                                                   : "MPI cannot be initialized again after MPI_Finalize");
     umpi_knobs_load();
+    umpi__set_core_upcalls();
     /* Every level is provided as asked; MPI_THREAD_MULTIPLE takes the big lock around the engine. */
     if (required < MPI_THREAD_SINGLE)
         required = MPI_THREAD_SINGLE;
@@ -63,7 +76,7 @@ static int umpi__init(int required, int *provided)
         return umpi_err_create(MPI_ERR_OTHER, "%d ranks exceed the %d that the tag layout can address", pmi.size,
                                UMPI_UCX_MAX_RANKS);
 
-    st = umpi_progress_init(pmi.local_size);
+    st = umpi_node_cpus_publish(pmi.local_size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "publishing the affinity mask failed");
 
@@ -98,7 +111,7 @@ static int umpi__init(int required, int *provided)
     st = umpi_pmi_fence();
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "exchanging UCX addresses failed");
-    umpi_progress_node_cpus();
+    umpi_node_cpus_count();
     int err = umpi_coll_net_setup(pmi.rank, pmi.size);
     if (err != MPI_SUCCESS)
         return err;
@@ -132,7 +145,7 @@ int umpi_impl_finalize(void)
     umpi_p2p_bsend_finalize();
     void *flush;
     if (umpi_ucx_flush_start(&flush) == UMPI_OK)
-        umpi_progress_wait_ucx(flush);
+        umpi_ucx_wait(flush);
     umpi_unlock();
     /* Nobody tears down endpoints that a peer may still be sending over. */
     umpi_status_t st = umpi_pmi_fence();

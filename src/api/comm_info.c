@@ -16,8 +16,8 @@
  * point-to-point and the collectives accept (src/cuda). The value is the same on every
  * communicator of the process; it is not a hint the user sets.
  */
+#include "api/umpi_comm.h"
 #include "core/umpi_attr.h"
-#include "core/umpi_comm.h"
 #include "cuda/umpi_cuda.h"
 
 #include <strings.h>

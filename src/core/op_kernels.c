@@ -9,8 +9,8 @@
  * given stride and index offset, so that the packed form of a padded pair type (a derived type
  * through the pack engine) has its kernel too.
  */
-#include "coll/umpi_op.h"
-#include "coll/umpi_op_enum.h"
+#include "core/umpi_op.h"
+#include "core/umpi_op_enum.h"
 
 #include <complex.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /*
  * What the communicator constructors share (comm.c, comm_create.c, intercomm.c). The object
- * itself is declared in umpi_obj.h.
+ * itself and its storage (umpi_comm_new) are declared in core/umpi_obj.h.
  */
 #ifndef UMPI_COMM_H
 #define UMPI_COMM_H
@@ -14,12 +14,6 @@
 #if __has_include("mpi/gen/umpi_impl.h")
 #include "mpi/gen/umpi_impl.h"
 #endif
-
-/* A new communicator over group (and remote group: an intercommunicator) on the context pair
- * agreed, inheriting parent's error handler; takes its own references to the groups and marks
- * the context used. Called with the big lock held. */
-int umpi_comm_new(const umpi_comm_t *parent, umpi_group_t *group, umpi_group_t *remote, uint32_t context,
-                  MPI_Comm *newcomm);
 
 /* The lowest context pair free at every member: of g when given, else of c (both groups of an
  * intercommunicator). An MPI error code. */
@@ -35,6 +29,15 @@ int umpi_intercomm_split(umpi_comm_t *ic, int color, int key, MPI_Comm *newcomm)
 /* MPI_Comm_idup with the given hints (comm_idup.c): the new communicator's handle at once, usable
  * when *request completes. An MPI error code. Called without the big lock. */
 int umpi_comm_idup_start(umpi_comm_t *parent, unsigned hints, MPI_Comm *newcomm, MPI_Request *request);
+
+/* A communicator's topology (core/umpi_topo.h) follows it (topo.c): a copy for a duplicated
+ * communicator (NULL for NULL; NULL also when out of memory, which *nomem then says), freed with it. */
+struct umpi_topo *umpi_topo_dup(const struct umpi_topo *t, int *nomem);
+void umpi_topo_free(struct umpi_topo *t);
+
+/* Frees what the layers above core hang on a communicator (its collective state, its topology):
+ * core's umpi_comm_free_above, set at MPI_Init. */
+void umpi_comm_free_layers(umpi_comm_t *c);
 
 /* Allreduce over every process of c, both groups of an intercommunicator. */
 umpi_status_t umpi_comm_allreduce_int(const umpi_comm_t *c, int *buf, int n, umpi_coll_op_t op);

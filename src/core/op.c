@@ -2,9 +2,8 @@
  * MPI_Op objects: the predefined ops, user ops (MPI_Op_create/_c, MPI_Op_free), the check of an
  * (op, datatype) pair, and umpi_op_apply, which every reduction goes through (umpi_op.h).
  */
-#include "coll/umpi_op.h"
 #include "core/umpi_err.h"
-#include "cuda/umpi_cuda_kern.h"
+#include "core/umpi_op.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -245,27 +244,6 @@ int umpi_impl_op_free(MPI_Op *op)
 int umpi_impl_op_commutative(MPI_Op op, int *commute)
 {
     *commute = umpi_op_get(op)->commute;   /* the binding checked op */
-    return MPI_SUCCESS;
-}
-
-int umpi_impl_reduce_local(const void *inbuf, void *inoutbuf, MPI_Count count, umpi_dtype_t *datatype_ptr,
-                           MPI_Op op)
-{
-    umpi_op_t *o = umpi_op_get(op);
-    int err = umpi_op_check(o, datatype_ptr, "op");
-    if (err != MPI_SUCCESS)
-        return err;
-    if (inbuf == NULL && count > 0 && datatype_ptr->size > 0 && datatype_ptr->builtin)
-        return umpi_err_create(MPI_ERR_BUFFER, "NULL buffer in argument 'inbuf' with count %ld of %s",
-                               (long) count, datatype_ptr->name);
-    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
-        return umpi_err_create(MPI_ERR_BUFFER, "MPI_IN_PLACE in argument '%s' (not allowed here)",
-                               inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
-    if (count <= 0)
-        return MPI_SUCCESS;
-    if (umpi_unlikely(umpi_cuda_active) && umpi_cuda_kern_reduce_local(o, inbuf, inoutbuf, count, datatype_ptr, &err))
-        return err;     /* a buffer in GPU memory: reduced there, or through host copies */
-    umpi_op_apply(o, inbuf, inoutbuf, count, datatype_ptr);
     return MPI_SUCCESS;
 }
 #endif

@@ -2,7 +2,7 @@
 #ifndef UMPI_TOPO_INTERNAL_H
 #define UMPI_TOPO_INTERNAL_H
 
-#include "core/umpi_comm.h"
+#include "api/umpi_comm.h"
 #include "core/umpi_topo.h"
 
 /* A zeroed record with room for the given array lengths; NULL when out of memory. */

@@ -10,7 +10,7 @@
  * compute alike. New intercommunicators of different colors are disjoint, so they may share the
  * agreed pair (umpi_context.h).
  */
-#include "core/umpi_comm.h"
+#include "api/umpi_comm.h"
 
 #include <stdlib.h>
 

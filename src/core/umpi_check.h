@@ -1,5 +1,6 @@
 /*
- * Argument checks of the generated MPI entry points (src/mpi/gen/bindings.c).
+ * Argument checks of the generated MPI entry points (src/mpi/gen/bindings.c), and of the
+ * collectives where a check depends on the rank (arguments significant only at the root).
  *
  * maint/gen_bindings.py picks one check per parameter from its kind in the MPI standard's API list
  * (COMMUNICATOR, RANK, TAG, counts, ...), so every function reports a bad argument the same way.
@@ -15,7 +16,8 @@
 #include "core/umpi.h"
 #include "core/umpi_err.h"
 #include "core/umpi_obj.h"
-#include "coll/umpi_op.h"
+#include "core/umpi_op.h"
+#include "core/umpi_topo.h"
 
 /* Largest tag a user may send: the tag field of the UCX tag layout decides it (defined in core). */
 extern const int umpi_tag_ub;
@@ -225,15 +227,14 @@ static inline int umpi_widen_array(const int *in, MPI_Count n, MPI_Count **out, 
 
 /* Lengths of array arguments the standard leaves open (bindings.def's len= directive): the
  * numbers of in- and out-neighbours of a communicator's process topology (0 without one; the
- * call then reports MPI_ERR_TOPOLOGY). Defined in src/coll/coll_neighbor.c. */
-int umpi_coll_degree(const umpi_comm_t *c, int out);
+ * call then reports MPI_ERR_TOPOLOGY). */
 static inline MPI_Count umpi_len_indegree(const umpi_comm_t *c)
 {
-    return umpi_coll_degree(c, 0);
+    return umpi_topo_degree(c, 0);
 }
 static inline MPI_Count umpi_len_outdegree(const umpi_comm_t *c)
 {
-    return umpi_coll_degree(c, 1);
+    return umpi_topo_degree(c, 1);
 }
 
 #endif /* UMPI_CHECK_H */

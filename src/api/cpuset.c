@@ -1,5 +1,5 @@
 /* CPU sets as bytes and their compact PMI form (umpi_cpuset.h). */
-#include "core/umpi_cpuset.h"
+#include "api/umpi_cpuset.h"
 
 #include <errno.h>
 #include <sched.h>

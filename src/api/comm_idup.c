@@ -4,10 +4,10 @@
  *
  * At the call the new communicator is built at once (groups, error handler, hints, topology,
  * attributes through their copy callbacks) with no context yet (UMPI_CONTEXT_NONE), and its
- * handle is returned, as MPICH does. The agreement is the blocking one's (umpi_context_round_*
- * in comm.c: window round, then fallback rounds with an owner), with the members' proposals
- * combined by a nonblocking allreduce: a fixed list of steps (recursive doubling over the local
- * group; on an intercommunicator, then an exchange between the leaders and a binomial broadcast
+ * handle is returned, as MPICH does. The agreement is the blocking one's (umpi_context_round_* of
+ * src/core/context_round.c: window round, then fallback rounds with an owner), with the members'
+ * proposals combined by a nonblocking allreduce: a fixed list of steps (recursive doubling over
+ * the local group; on an intercommunicator, then an exchange between the leaders and a binomial broadcast
  * from the local leader), each step a posted receive and a send, advanced by a progress hook
  * that is registered while some idup is in flight. When a round finds a pair the communicator
  * takes it, and the request completes through the ordinary Wait/Test paths (kind UMPI_REQ_IDUP).
@@ -21,10 +21,11 @@
  * Thread contract: everything here runs with the big lock held (the hook inside umpi_progress);
  * copy callbacks (user code) run at the call, outside the lock.
  */
+#include "api/umpi_comm.h"
 #include "core/umpi_attr.h"
-#include "core/umpi_comm.h"
 #include "core/umpi_request.h"
 #include "core/umpi_topo.h"
+#include "netmod/ucx/umpi_ucx.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
- * CPU sets as bytes, for telling the ranks of a node which CPUs each may run on (progress.c: the
+ * CPU sets as bytes, for telling the ranks of a node which CPUs each may run on (node_cpus.c: the
  * node's usable CPUs are the union of its ranks' affinity masks).
  *
  * A set is an array of bytes, CPU i being bit i % 8 of byte i / 8. On the wire (a PMI value) it

@@ -3,10 +3,10 @@
  * MPI_Comm_create_group, MPI_Comm_split, MPI_Comm_split_type. Each agrees on a context pair
  * (comm.c) and then builds the object locally; processes outside the new group get MPI_COMM_NULL.
  */
+#include "api/umpi_comm.h"
+#include "api/umpi_hw.h"
 #include "core/umpi_attr.h"
-#include "core/umpi_comm.h"
 #include "core/umpi_topo.h"
-#include "core/umpi_hw.h"
 #include "pmi/umpi_pmi.h"
 
 #include <stdlib.h>
