@@ -98,14 +98,14 @@ umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent
     return UMPI_OK;
 }
 
-int umpi_cuda_fence_needed(void)
+static int umpi__fence_needed(void)
 {
     /* a host-side query: with nothing left on the legacy stream, no event needs a round trip
      * through the GPU */
     return umpi_cuda_drv.cuStreamQuery(UMPI_CU_STREAM_LEGACY) != UMPI_CUDA_SUCCESS;
 }
 
-umpi_status_t umpi_cuda_fence_start(CUevent ev)
+static umpi_status_t umpi__fence_start(CUevent ev)
 {
     CUstream s;
     umpi_status_t st = umpi_cuda_copy_stream(&s);
@@ -117,7 +117,7 @@ umpi_status_t umpi_cuda_fence_start(CUevent ev)
 
 umpi_status_t umpi_cuda_fence(void)
 {
-    if (!umpi_cuda_fence_needed())
+    if (!umpi__fence_needed())
         return UMPI_OK;
     if (umpi__fence_event == NULL) {
         umpi_status_t st = umpi_cuda_ctx_ensure(-1);
@@ -129,7 +129,7 @@ umpi_status_t umpi_cuda_fence(void)
             return umpi_cuda_fail("cuEventCreate for a fence", r);
         }
     }
-    umpi_status_t st = umpi_cuda_fence_start(umpi__fence_event);
+    umpi_status_t st = umpi__fence_start(umpi__fence_event);
     if (st != UMPI_OK)
         return st;
     CUresult r = umpi_cuda_drv.cuEventSynchronize(umpi__fence_event);

@@ -17,16 +17,13 @@ umpi_status_t umpi_cuda_copy(void *dst, const void *src, size_t n);
 /* The same, started on the copy stream with ev recorded behind it (poll ev with cuEventQuery). */
 umpi_status_t umpi_cuda_copy_start(void *dst, const void *src, size_t n, CUevent ev);
 /*
- * Fences against the application's legacy-stream work: ev (umpi_cuda_fence_start) completes, or
- * umpi_cuda_fence returns, once the work the application queued on the legacy default stream before
- * the call is done (it is recorded on umpi's blocking copy stream: umpi_cuda.h, UMPI_CUDA_STREAM_FLAGS).
+ * A fence against the application's legacy-stream work: returns once the work the application
+ * queued on the legacy default stream before the call is done (an event recorded on umpi's blocking
+ * copy stream: umpi_cuda.h, UMPI_CUDA_STREAM_FLAGS); one host-side query when nothing is queued.
  * umpi's own copies need no fence, being ordered after that work by their stream; another process
- * that reads or writes this process's buffers through CUDA IPC is not, so a process waits for its
+ * that reads or writes this process's buffers through CUDA IPC is not, so a process passes its
  * fence before it lets the others at its buffers.
  */
-umpi_status_t umpi_cuda_fence_start(CUevent ev);
-/* 0 when nothing the application queued on the legacy stream is left to run (no fence needed). */
-int umpi_cuda_fence_needed(void);
 umpi_status_t umpi_cuda_fence(void);
 /* The first `bytes` of the packed stream of count elements of dt at device address buf into host
  * memory dst, and the inverse (host packed bytes into the typed device buffer). Contiguous types

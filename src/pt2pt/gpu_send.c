@@ -236,14 +236,15 @@ static int umpi__send_envelope(const char *src, size_t bytes, int device, int wo
     }
     /* Through CUDA IPC the receiver's streams read the buffer, and they are not ordered after this
      * process's legacy stream: the envelope goes once the application's work queued there before
-     * this send is done (the other kinds copy on this process's own blocking streams). */
-    if (x->env.kind == UMPI_P2P_GPU_ENV_IPC && umpi_cuda_fence_needed()) {
-        st = umpi_p2p_gpu_event_get(&x->ev);
-        if (st == UMPI_OK)
-            st = umpi_cuda_fence_start(x->ev);
-        if (st != UMPI_OK)
-            umpi_p2p_gpu_fail(x, st, "fencing the send buffer: %s", umpi_status_last_msg());
-        x->state = S_FENCE;
+     * this send is done (the other kinds copy on this process's own blocking streams). Waited for
+     * here, in the call: an envelope held back in progress until its fence passed was overtaken by
+     * a later send's envelope to the same process (the strict fake driver, whose work completes in
+     * any order, showed it), and messages from one sender must match in the order they were sent.
+     * The wait is for work the application queued before the call; with none queued (the common
+     * case: it synchronized first) it is one host-side query. */
+    if (x->env.kind == UMPI_P2P_GPU_ENV_IPC && (st = umpi_cuda_fence()) != UMPI_OK) {
+        umpi_p2p_gpu_fail(x, st, "fencing the send buffer: %s", umpi_status_last_msg());
+        x->state = S_UNSENT;
     } else {
         umpi__send_rts(x, ep);
     }
@@ -283,28 +284,14 @@ int umpi_p2p_gpu_send(const void *buf, MPI_Count count, umpi_dtype_t *dt, size_t
 static int umpi__advance_send(umpi_p2p_gpu_xfer_t *x)
 {
     switch (x->state) {
-    case S_FENCE: {
-        CUresult r = x->err == UMPI_OK ? umpi_cuda_drv.cuEventQuery(x->ev) : UMPI_CUDA_SUCCESS;
-        if (r == UMPI_CUDA_ERROR_NOT_READY)
-            return 0;
-        ucp_ep_h ep;
-        umpi_status_t st = umpi_ucx_ep(x->peer, &ep);
-        if (r != UMPI_CUDA_SUCCESS)
-            st = umpi_cuda_fail("the fence on the send buffer", r);
-        if (x->err == UMPI_OK && st == UMPI_OK) {
-            umpi__send_rts(x, ep);
-            return 1;
-        }
+    case S_UNSENT:
         /* nothing was sent: the reply receive goes, the send fails */
-        if (st != UMPI_OK)
-            umpi_p2p_gpu_fail(x, st, "%s", umpi_status_last_msg());
         x->env_done = 1;
         x->env_status = UCS_OK;
         x->nudge_at = 1e300; /* no envelope to nudge about */
         umpi_ucx_cancel_op(&x->reply_in);
         x->state = S_WAIT_REPLY;
         return 1;
-    }
     case S_WAIT_REPLY:
         if (!x->reply_arrived) {
             umpi__maybe_nudge(x);

@@ -25,7 +25,7 @@ struct umpi_p2p_gpu_chunk_op {
 
 enum { X_SEND = 1, X_RECV };
 enum {
-    S_FENCE = 1,      /* IPC: waiting for the application's legacy-stream work on the buffer */
+    S_UNSENT = 1,     /* the envelope could not go (the fence failed): the send fails */
     S_WAIT_REPLY,     /* envelope sent, reply receive posted */
     S_PIPE,           /* CTS came: the pipeline runs */
     S_FINISH,         /* the data has gone: waits for the envelope's send to complete */
