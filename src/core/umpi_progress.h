@@ -3,8 +3,8 @@
  *
  * A pass polls, in order: the network (the UCX worker, which completes requests through their
  * callbacks), then the registered hooks (collective schedules, GPU pipelines). Every blocking call
- * waits here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has made
- * no progress for umpi_progress_spin polls yields its CPU on every further empty poll, so the
+ * waits here; nothing else spins. Under oversubscription (more ranks than cores) a waiter that has
+ * made no progress for umpi_progress_spin polls yields its CPU on every further empty poll, so the
  * rank it waits for can run.
  *
  * Thread contract: called with the big lock held (umpi_lock); umpi_progress_wait releases it
