@@ -7,9 +7,9 @@
  * handle is returned, as MPICH does. The agreement is the blocking one's (umpi_context_round_* of
  * src/core/context_round.c: window round, then fallback rounds with an owner), with the members'
  * proposals combined by a nonblocking allreduce: a fixed list of steps (recursive doubling over
- * the local group; on an intercommunicator, then an exchange between the leaders and a binomial broadcast
- * from the local leader), each step a posted receive and a send, advanced by a progress hook
- * that is registered while some idup is in flight. When a round finds a pair the communicator
+ * the local group; on an intercommunicator, then an exchange between the leaders and a binomial
+ * broadcast from the local leader), each step a posted receive and a send, advanced by a progress
+ * hook that is registered while some idup is in flight. When a round finds a pair the communicator
  * takes it, and the request completes through the ordinary Wait/Test paths (kind UMPI_REQ_IDUP).
  *
  * Messages travel on the parent's collective context with the internal bit and the tag
