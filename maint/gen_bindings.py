@@ -63,6 +63,13 @@ VALUE = {
     'NUM_BYTES_SMALL': ('int', None),
     'ALLOC_MEM_NUM_BYTES': ('MPI_Aint', None),
     'DISPLACEMENT': ('MPI_Aint', None),
+    # one-sided communication (src/rma): window sizes and displacements are byte addresses
+    'WINDOW_SIZE': ('MPI_Aint', None),
+    'WIN_ATTACH_SIZE': ('MPI_Aint', None),
+    'RMA_DISPLACEMENT_NNI': ('MPI_Aint', None),
+    'POLYRMA_DISPLACEMENT': ('int', 'MPI_Aint'),
+    'ASSERT': ('int', None),
+    'LOCK_TYPE': ('int', None),
     # plain integers
     'COMBINER': ('int', None),
     'COMM_SIZE_PI': ('int', None),
@@ -385,6 +392,9 @@ def entry_point(f, large, impl_sig):
     comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
                  and not p.is_array and p.name not in f.raw), None)
     first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
+    # the window of a one-sided call: its ranks and displacements are checked by src/rma, and its
+    # error handler is called, unless the call also has a communicator (MPI_Win_create)
+    win = next((p for p in params if p.kind == 'WINDOW' and p.dir in ('in', 'inout')), None)
 
     # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
     buf_of_dtype, bytes_buf = {}, {}
@@ -431,6 +441,8 @@ def entry_point(f, large, impl_sig):
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
             elif k in ('RANK', 'RANK_NNI'):
+                if comm is None and win is not None:
+                    continue    # a rank of the window's group, checked by src/rma
                 if comm is None and 'COMM_SIZE_PI' not in {q.kind for q in params}:
                     raise GenError('%s: rank %s without a communicator' % (cname, n))
                 if comm is None:
@@ -558,10 +570,13 @@ def entry_point(f, large, impl_sig):
     out += ['    return MPI_SUCCESS;',
             'fail:']
     out += ['    free(%s);' % t for t in frees]
-    out += [
-            '    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
-                                                         comm.name if comm else 'MPI_COMM_NULL'),
-            '}']
+    if comm is None and win is not None:
+        handle = win.name if win.dir == 'in' else '(%s ? *%s : MPI_WIN_NULL)' % (win.name, win.name)
+        out += ['    return umpi_rma_err_dispatch(%s, %s, err);' % (c_str(cname), handle), '}']
+    else:
+        out += ['    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
+                                                              comm.name if comm else 'MPI_COMM_NULL'),
+                '}']
     return '\n'.join(out) + '\n'
 
 
@@ -614,7 +629,7 @@ def gen_impl_header(impls):
 def gen_bindings(funcs, impls):
     out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
            '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
-           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '',
+           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '#include "rma/umpi_rma.h"', '',
            '#include <stdlib.h>', '']
     for f in funcs:
         sig = impls[f.impl][1]
