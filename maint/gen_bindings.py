@@ -677,10 +677,13 @@ def gen_man(f, text_dir, version):
         out += ['.SH DESCRIPTION'] + [man_escape(line) if line.strip() else '.PP'
                                       for line in description.split('\n')]
     if f.ret == 'int':
+        on_win = any(p.kind == 'WINDOW' and p.dir in ('in', 'inout') for p in f.all_params) and \
+            not any(p.kind == 'COMMUNICATOR' and p.dir == 'in' for p in f.all_params)
         out += ['.SH ERRORS',
                 'Returns MPI_SUCCESS, or an error code whose class is one of the following and',
                 'whose MPI_Error_string names the argument and its value. The error handler of the',
-                'communicator (MPI_COMM_SELF when the call has none) is called first.']
+                ('window (MPI_COMM_SELF\'s when win is not a window)' if on_win else
+                 'communicator (MPI_COMM_SELF when the call has none)') + ' is called first.']
         for cls, why in error_classes(f):
             out += ['.TP', '.B %s' % cls, man_escape(why)]
     else:

@@ -102,6 +102,7 @@ typedef struct umpi_win {
     MPI_Errhandler errhandler;
     MPI_Info info;               /* the hints in force (a private info object) */
     char name[MPI_MAX_OBJECT_NAME];
+    struct umpi_attr *attrs;     /* cached attributes of user keyvals (core/umpi_attr.h) */
 
     /* origin side */
     uint32_t seq;                /* next reply sequence number */

@@ -1,5 +1,6 @@
 /* Windows: creation in the four flavors, free, and the objects' queries (umpi_rma.h). */
 #include "rma/umpi_rma.h"
+#include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "core/umpi_comm.h"
 #include "core/umpi_progress.h"
@@ -386,6 +387,10 @@ int umpi_impl_win_free(MPI_Win *win)
         return umpi_err_create(MPI_ERR_RMA_SYNC, "window 0x%x in argument 'win' is in an epoch (%s): close it "
                                "before MPI_Win_free", (unsigned) *win,
                                w->lock_all || !(w->started || w->posted) ? "locked" : "PSCW");
+    /* MPI 4.1 sec. 12.2.5: the delete callbacks run first; a failing one keeps the window */
+    err = umpi_attr_list_delete(UMPI_OBJ_WIN, *win, &w->attrs);
+    if (err != MPI_SUCCESS)
+        return err;
     /* Every rank's operations are complete at its own end of its epochs; the barrier waits until
      * every rank is there, serving requests meanwhile, so that none is still on its way in. */
     err = umpi_impl_barrier(w->comm, UMPI_COLL_BLOCKING, NULL);

@@ -1,5 +1,6 @@
 /* A window's attributes, group, name, hints and error handler. */
 #include "rma/umpi_rma.h"
+#include "core/umpi_attr.h"
 #include "core/umpi_err.h"
 #include "mpi/gen/umpi_impl.h"
 
@@ -33,14 +34,40 @@ int umpi_impl_win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int
         v = &umpi__model;
         break;
     default:
-        /* no user keyvals on windows yet (MPI_Win_create_keyval is absent) */
-        return umpi_err_create(MPI_ERR_KEYVAL, "keyval 0x%x in argument 'win_keyval' is not a window "
-                               "attribute (umpi knows MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, "
-                               "MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL)", (unsigned) win_keyval);
+        return umpi_attr_get(UMPI_OBJ_WIN, w->attrs, win_keyval, (void **) attribute_val, flag);
     }
     *(void **) attribute_val = v;
     *flag = 1;
     return MPI_SUCCESS;
+}
+
+int umpi_impl_win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
+{
+    return umpi_keyval_create(UMPI_OBJ_WIN, win_copy_attr_fn, win_delete_attr_fn, extra_state, win_keyval);
+}
+
+int umpi_impl_win_free_keyval(int *win_keyval)
+{
+    return umpi_keyval_free(UMPI_OBJ_WIN, win_keyval);
+}
+
+int umpi_impl_win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    umpi_win_t *w;
+    int err = umpi_rma_win_check(win, &w, "win");
+    if (err != MPI_SUCCESS)
+        return err;
+    return umpi_attr_set(UMPI_OBJ_WIN, win, &w->attrs, win_keyval, attribute_val);
+}
+
+int umpi_impl_win_delete_attr(MPI_Win win, int win_keyval)
+{
+    umpi_win_t *w;
+    int err = umpi_rma_win_check(win, &w, "win");
+    if (err != MPI_SUCCESS)
+        return err;
+    return umpi_attr_delete(UMPI_OBJ_WIN, win, &w->attrs, win_keyval);
 }
 
 int umpi_impl_win_get_group(MPI_Win win, MPI_Group *group)

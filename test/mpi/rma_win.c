@@ -7,6 +7,13 @@
 
 #define N 16
 
+static int deleted;
+static int count_delete(MPI_Win win, int keyval, void *val, void *extra)
+{
+    deleted += *(int *) val;
+    return MPI_SUCCESS;
+}
+
 /* Each rank puts its rank-stamped values into its right neighbour's window at disp `slot`, then
  * gets them back from its left neighbour's; win holds 2 * N ints per rank (disp_unit 4). */
 static void ring_put_get(MPI_Win win, int *mem, const char *flavor, MPI_Aint disp0)
@@ -83,7 +90,20 @@ int main(int argc, char **argv)
     MPI_Group_free(&g);
     MPI_Group_free(&wg);
     ring_put_get(win, mem, "create", 0);
+    /* a user attribute: set, read, replaced (old value deleted), deleted again by MPI_Win_free */
+    int kv, v1 = 1, v2 = 10, *got;
+    MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &kv, NULL);
+    MPI_Win_get_attr(win, kv, &got, &flag);
+    MT_CHECK(!flag, "MPI_Win_get_attr: an unset keyval has a value");
+    MPI_Win_set_attr(win, kv, &v1);
+    MPI_Win_get_attr(win, kv, &got, &flag);
+    MT_CHECK(flag && got == &v1, "MPI_Win_get_attr: flag %d, %p want %p", flag, (void *) got, (void *) &v1);
+    MPI_Win_set_attr(win, kv, &v2);
+    MT_CHECK(deleted == 1, "replacing an attribute: delete callback sum %d, want 1", deleted);
     MPI_Win_free(&win);
+    MT_CHECK(deleted == 11, "MPI_Win_free: delete callback sum %d, want 11", deleted);
+    MPI_Win_free_keyval(&kv);
+    MT_CHECK(kv == MPI_KEYVAL_INVALID, "MPI_Win_free_keyval left the keyval");
     MT_CHECK(win == MPI_WIN_NULL, "MPI_Win_free left the handle");
     free(mem);
 
