@@ -5,6 +5,7 @@
 #include "core/umpi_err.h"
 #include "core/umpi_progress.h"
 #include "core/umpi_request.h"
+#include "netmod/ucx/umpi_ucx_rma.h"
 #include "mpi/gen/umpi_impl.h"
 
 #include <stdlib.h>
@@ -60,12 +61,30 @@ int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rm
     return MPI_SUCCESS;
 }
 
+int umpi_rma_flush_ucx(umpi_win_t *w, int target)
+{
+    if (!w->rma_dirty[target])
+        return MPI_SUCCESS;
+    void *ucx_req;
+    umpi_status_t st = umpi_ucx_ep_flush(umpi_comm_to_world(w->comm, target), &ucx_req);
+    if (st == UMPI_OK) {
+        ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+        if (s != UCS_OK)
+            st = umpi_ucx_status(s, "flushing one-sided puts");
+    }
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "one-sided communication");
+    w->rma_dirty[target] = 0;
+    return MPI_SUCCESS;
+}
+
 int umpi_rma_flush_target(umpi_win_t *w, int target)
 {
-    if (!w->dirty[target])
-        return MPI_SUCCESS;
+    int err = umpi_rma_flush_ucx(w, target);
+    if (err != MPI_SUCCESS || !w->dirty[target])
+        return err;
     umpi_rma_hdr_t h = { .kind = UMPI_RMA_FLUSH };
-    int err = umpi_rma_request(w, target, &h, NULL, NULL, &h, 0);
+    err = umpi_rma_request(w, target, &h, NULL, NULL, &h, 0);
     if (err == MPI_SUCCESS)
         w->dirty[target] = 0;
     return err;
@@ -159,6 +178,33 @@ typedef struct {
     MPI_Op op;
 } umpi__op_t;
 
+/* A contiguous put or get straight to the target's memory: nothing runs at the target. Local
+ * completion before returning (the origin buffer is free, or the data is in it). */
+static int umpi__rma_ucx(umpi_win_t *w, const umpi__op_t *o, MPI_Aint addr, size_t len)
+{
+    int world = umpi_comm_to_world(w->comm, o->target);
+    umpi_status_t st = UMPI_OK;
+    if (w->rkeys[o->target] == NULL)
+        st = umpi_ucx_rkey_unpack(world, w->rkey_all + w->rkey_off[o->target], &w->rkeys[o->target]);
+    void *ucx_req = NULL;
+    uint64_t raddr = w->rma_base[o->target] + (uint64_t) addr;
+    if (st == UMPI_OK && o->kind == UMPI_RMA_PUT)
+        st = umpi_ucx_put(world, (const char *) o->obuf + o->odt->true_lb, len, raddr, w->rkeys[o->target],
+                          &ucx_req);
+    else if (st == UMPI_OK)
+        st = umpi_ucx_get(world, (char *) o->rbuf + o->rdt->true_lb, len, raddr, w->rkeys[o->target], &ucx_req);
+    if (st == UMPI_OK) {
+        ucs_status_t s = umpi_progress_wait_ucx(ucx_req);
+        if (s != UCS_OK)
+            st = umpi_ucx_status(s, o->kind == UMPI_RMA_PUT ? "ucp_put_nbx" : "ucp_get_nbx");
+    }
+    if (st != UMPI_OK)
+        return umpi_err_from_status(st, "one-sided communication");
+    if (o->kind == UMPI_RMA_PUT)
+        w->rma_dirty[o->target] = 1;
+    return MPI_SUCCESS;
+}
+
 static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
 {
     umpi_win_t *w;
@@ -226,6 +272,11 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
     }
     if (tbytes == 0)
         goto out;
+    if ((o->kind == UMPI_RMA_PUT || o->kind == UMPI_RMA_GET) && L.n == 1 && w->rkey_len != NULL &&
+        w->rkey_len[o->target] > 0 && (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig) {
+        err = umpi__rma_ucx(w, o, addr + L.b[0].off, (size_t) tbytes);
+        goto out;
+    }
     umpi_rma_hdr_t h = { .kind = o->kind, .op = o->op, .elem = elem->handle, .addr = addr, .nblocks = L.n };
     void *payload = NULL, *reply = NULL;
     if (o->kind == UMPI_RMA_CAS) {

@@ -84,8 +84,11 @@ static int umpi__unlock(umpi_win_t *w, int rank)
     if (w->locked[rank] & UMPI__NOCHECK) {
         err = umpi_rma_flush_target(w, rank);
     } else {
+        /* the puts land before the lock goes; the unlock's answer covers the requests */
         umpi_rma_hdr_t h = { .kind = UMPI_RMA_UNLOCK, .lock_type = w->locked[rank] };
-        err = umpi_rma_request(w, rank, &h, NULL, NULL, &h, 0);
+        err = umpi_rma_flush_ucx(w, rank);
+        if (err == MPI_SUCCESS)
+            err = umpi_rma_request(w, rank, &h, NULL, NULL, &h, 0);
     }
     if (err == MPI_SUCCESS) {
         w->locked[rank] = 0;

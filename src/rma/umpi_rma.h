@@ -1,8 +1,12 @@
 /*
  * Windows and one-sided communication (MPI_Win_*, MPI_Put/Get/Accumulate and kin).
  *
- * Design (first version): every operation is a message to the target, applied there by the
- * progress engine. Each window has a private communicator (a duplicate of the one it was made
+ * Design: contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx / ucp_get_nbx on memory
+ * registered at window creation, whose packed remote keys every process gathers then), and need
+ * nothing from the target process where the transport does RMA in hardware (UCX emulates it with
+ * messages elsewhere, which the target's UCX progress serves). Every other operation (accumulates, derived target datatypes,
+ * dynamic windows, a target whose memory could not be registered) is a message to the target,
+ * applied there by the progress engine. Each window has a private communicator (a duplicate of the one it was made
  * on), so its traffic has a context id of its own and can never meet a user's message:
  *
  *   tag 0         UMPI_RMA_TAG_REQ       origin -> target: umpi_rma_hdr_t, target layout, payload
@@ -37,6 +41,7 @@
 
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
+#include "netmod/ucx/umpi_ucx_rma.h"
 
 enum {
     UMPI_RMA_TAG_REQ = 0,
@@ -115,6 +120,15 @@ typedef struct umpi_win {
     int posted;                  /* exposure epoch open (posted, not yet waited for) */
     int completes;               /* MPI_Win_complete messages still to receive */
     char *dirty;                 /* per target: requests sent since its last flush */
+    char *rma_dirty;             /* per target: UCX puts since its last flush */
+
+    /* UCX RMA: my registration, and every target's address and packed remote key */
+    ucp_mem_h memh;              /* NULL: my memory is not registered */
+    void *rkey_packed;
+    uint64_t *rma_base;          /* per target: the address of its window memory */
+    MPI_Aint *rkey_off, *rkey_len; /* per target: its packed key in rkey_all (length 0: none) */
+    char *rkey_all;
+    ucp_rkey_h *rkeys;           /* per target: unpacked on first use */
 
     /* target side */
     int lock_shared;             /* shared locks granted */
@@ -155,7 +169,12 @@ extern umpi_win_t *umpi_rma_windows;
  * of reply_len bytes (ops.c). The big lock is held. */
 int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rma_block_t *blocks,
                      const void *payload, void *reply, size_t reply_len);
-/* Remote completion of everything sent to target: a flush round trip when anything was sent. */
+/* Remote completion of everything sent to target: a UCX endpoint flush after puts, a flush round
+ * trip after requests. */
 int umpi_rma_flush_target(umpi_win_t *w, int target);
+/* The UCX part of it alone (before an unlock request, which is a flush round trip itself). */
+int umpi_rma_flush_ucx(umpi_win_t *w, int target);
+/* Registers the window's memory and gathers every process's key (collective; win.c). */
+int umpi_rma_map(umpi_win_t *w);
 
 #endif

@@ -42,6 +42,9 @@ int umpi_rma_err_dispatch(const char *fname, MPI_Win win, int code)
 
 static void umpi__win_destroy(umpi_win_t *w)
 {
+    for (int r = 0; w->rkeys != NULL && r < w->comm->size; r++)
+        if (w->rkeys[r] != NULL)
+            umpi_ucx_rkey_destroy(w->rkeys[r]);
     if (w->comm != NULL) {
         umpi_lock();
         umpi_comm_release(w->comm);
@@ -52,6 +55,8 @@ static void umpi__win_destroy(umpi_win_t *w)
     umpi_errhandler_t *eh = umpi_errhandler_get(w->errhandler);
     if (eh != NULL)
         umpi_errhandler_release(eh);
+    if (w->memh != NULL)
+        umpi_ucx_mem_unmap(w->memh, w->rkey_packed);
     if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE)
         free(w->base);
     if (w->shm != NULL)
@@ -65,6 +70,12 @@ static void umpi__win_destroy(umpi_win_t *w)
     free(w->start_ranks);
     free(w->post_ranks);
     free(w->dirty);
+    free(w->rma_dirty);
+    free(w->rma_base);
+    free(w->rkey_off);
+    free(w->rkey_len);
+    free(w->rkey_all);
+    free(w->rkeys);
     free(w->waiting);
     free(w->regions);
     free(w);
@@ -101,7 +112,9 @@ static int umpi__win_new(umpi_comm_t *comm, int flavor, MPI_Aint size, MPI_Aint 
     w->start_ranks = calloc((size_t) n, sizeof(int));
     w->post_ranks = calloc((size_t) n, sizeof(int));
     w->dirty = calloc((size_t) n, 1);
-    if (!w->sizes || !w->disp_units || !w->locked || !w->start_ranks || !w->post_ranks || !w->dirty) {
+    w->rma_dirty = calloc((size_t) n, 1);
+    if (!w->sizes || !w->disp_units || !w->locked || !w->start_ranks || !w->post_ranks || !w->dirty ||
+        !w->rma_dirty) {
         err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a window of %d ranks", n);
         goto fail;
     }
@@ -178,6 +191,11 @@ int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info
     if (err != MPI_SUCCESS)
         return err;
     w->base = base;
+    err = umpi_rma_map(w);
+    if (err != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
+    }
     umpi__win_publish(w, win);
     return MPI_SUCCESS;
 }
@@ -193,6 +211,11 @@ int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, ump
         w->base = NULL;
         umpi__win_destroy(w);
         return umpi_err_create(MPI_ERR_NO_MEM, "cannot allocate %ld bytes of window memory", (long) size);
+    }
+    err = umpi_rma_map(w);
+    if (err != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
     }
     *(void **) baseptr = w->base;
     umpi__win_publish(w, win);
@@ -282,6 +305,11 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
         off += w->sizes[r];
     }
     w->base = w->size > 0 ? w->shared_bases[me] : NULL;
+    err = umpi_rma_map(w);
+    if (err != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
+    }
     *(void **) baseptr = w->base;
     umpi__win_publish(w, win);
     return MPI_SUCCESS;
@@ -408,4 +436,58 @@ int umpi_impl_win_free(MPI_Win *win)
     umpi__win_destroy(w);
     *win = MPI_WIN_NULL;
     return MPI_SUCCESS;
+}
+
+/*
+ * UCX RMA: each process registers its window memory and packs its remote key; every process
+ * gathers all addresses and keys (two allgathers and an allgatherv). A process whose memory is
+ * empty, or could not be registered, publishes no key: operations to it go by message.
+ */
+int umpi_rma_map(umpi_win_t *w)
+{
+    int n = w->comm->size, err;
+    size_t len = 0;
+    if (w->size > 0) {
+        umpi_status_t st = umpi_ucx_mem_map(w->base, (size_t) w->size, &w->memh, &w->rkey_packed, &len);
+        if (st != UMPI_OK) {
+            umpi_debug(1, "window 0x%x: cannot register %ld bytes for UCX RMA (%s): operations to this "
+                       "process go by message", (unsigned) w->handle, (long) w->size, umpi_status_string(st));
+            w->memh = NULL;
+            w->rkey_packed = NULL;
+            len = 0;
+        }
+    }
+    w->rma_base = calloc((size_t) n, sizeof(uint64_t));
+    w->rkey_off = calloc((size_t) n, sizeof(MPI_Aint));
+    w->rkey_len = calloc((size_t) n, sizeof(MPI_Aint));
+    w->rkeys = calloc((size_t) n, sizeof(ucp_rkey_h));
+    MPI_Aint *both = calloc((size_t) n, 2 * sizeof(MPI_Aint));
+    MPI_Count *counts = calloc((size_t) n, sizeof(MPI_Count));
+    if (!w->rma_base || !w->rkey_off || !w->rkey_len || !w->rkeys || !both || !counts) {
+        free(both);
+        free(counts);
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory for the remote keys of a window of %d ranks", n);
+    }
+    MPI_Aint mine[2] = { (MPI_Aint) (uintptr_t) w->base, (MPI_Aint) len };
+    err = umpi_impl_allgather(mine, 2, MPI_AINT, both, 2, umpi_dtype_get(MPI_AINT), w->comm, UMPI_COLL_BLOCKING,
+                              NULL);
+    MPI_Aint total = 0;
+    for (int r = 0; r < n && err == MPI_SUCCESS; r++) {
+        w->rma_base[r] = (uint64_t) both[2 * r];
+        w->rkey_len[r] = both[2 * r + 1];
+        w->rkey_off[r] = total;
+        counts[r] = both[2 * r + 1];
+        total += both[2 * r + 1];
+    }
+    if (err == MPI_SUCCESS) {
+        w->rkey_all = malloc(total > 0 ? (size_t) total : 1);
+        if (w->rkey_all == NULL)
+            err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory for %ld bytes of remote keys", (long) total);
+    }
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_allgatherv(w->rkey_packed, (MPI_Count) len, MPI_BYTE, w->rkey_all, counts, w->rkey_off,
+                                   umpi_dtype_get(MPI_BYTE), w->comm, UMPI_COLL_BLOCKING, NULL);
+    free(both);
+    free(counts);
+    return err;
 }

@@ -112,6 +112,48 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++)
         MT_CHECK(mem[3 * N + i] == -left - i, "MPI_Put_c: [%d] = %d, want %d", i, mem[3 * N + i], -left - i);
 
+    /* the other large-count calls, in fence epochs: [3N, 4N) holds -left - i at every rank */
+    int got[N], res[N], ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1;
+    MPI_Win_fence(0, win);
+    MPI_Get_c(got, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N), (MPI_Count) N, MPI_INT, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        MT_CHECK(got[i] == -mt_rank - i, "MPI_Get_c: [%d] = %d, want %d", i, got[i], -mt_rank - i);
+    MPI_Accumulate_c(ones, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N), (MPI_Count) N, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    MPI_Get_accumulate_c(ones, (MPI_Count) N, MPI_INT, res, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N),
+                         (MPI_Count) N, MPI_INT, MPI_SUM, win);
+    MPI_Win_fence(0, win);
+    for (int i = 0; i < N; i++)
+        MT_CHECK(res[i] == -mt_rank - i + 1, "MPI_Accumulate_c / Get_accumulate_c: [%d] = %d, want %d", i, res[i],
+                 -mt_rank - i + 1);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    /* now -left - i + 2 at this rank; the request-based ones in a passive epoch */
+    MPI_Request rq[4];
+    int zero[N] = { 0 }, before2[N], after[N];
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    MPI_Raccumulate_c(ones, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N), (MPI_Count) N, MPI_INT, MPI_SUM, win,
+                      &rq[0]);
+    MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    MPI_Win_flush(right, win);
+    MPI_Rget_accumulate_c(zero, (MPI_Count) N, MPI_INT, before2, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N),
+                          (MPI_Count) N, MPI_INT, MPI_REPLACE, win, &rq[1]);
+    MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+    MPI_Win_flush(right, win);
+    MPI_Rput_c(ones, (MPI_Count) 1, MPI_INT, right, (MPI_Aint) (3 * N), (MPI_Count) 1, MPI_INT, win, &rq[2]);
+    MPI_Wait(&rq[2], MPI_STATUS_IGNORE);
+    MPI_Win_flush(right, win);
+    MPI_Rget_c(after, (MPI_Count) N, MPI_INT, right, (MPI_Aint) (3 * N), (MPI_Count) N, MPI_INT, win, &rq[3]);
+    MPI_Wait(&rq[3], MPI_STATUS_IGNORE);
+    MPI_Win_unlock(right, win);
+    for (int i = 0; i < N; i++) {
+        MT_CHECK(before2[i] == -mt_rank - i + 3, "MPI_Rget_accumulate_c: [%d] = %d, want %d", i, before2[i],
+                 -mt_rank - i + 3);
+        MT_CHECK(after[i] == (i == 0 ? 1 : 0), "MPI_Rput_c / Rget_c: [%d] = %d, want %d", i, after[i], i == 0);
+    }
+
     MPI_Win_free(&win);
     return mt_finish();
 }

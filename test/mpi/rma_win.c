@@ -100,6 +100,23 @@ int main(int argc, char **argv)
     MT_CHECK(flag && got == &v1, "MPI_Win_get_attr: flag %d, %p want %p", flag, (void *) got, (void *) &v1);
     MPI_Win_set_attr(win, kv, &v2);
     MT_CHECK(deleted == 1, "replacing an attribute: delete callback sum %d, want 1", deleted);
+    MPI_Win_delete_attr(win, kv);
+    MT_CHECK(deleted == 11, "MPI_Win_delete_attr: delete callback sum %d, want 11", deleted);
+    MPI_Win_get_attr(win, kv, &got, &flag);
+    MT_CHECK(!flag, "MPI_Win_get_attr: a deleted attribute is still there");
+    MPI_Win_set_attr(win, kv, &v2);
+    deleted = 1;
+    /* hints set after creation join those given at creation */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "accumulate_ordering", "none");
+    MPI_Win_set_info(win, info);
+    MPI_Info_free(&info);
+    MPI_Win_get_info(win, &used);
+    MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, val, &flag);
+    MT_CHECK(flag && strcmp(val, "none") == 0, "MPI_Win_set_info: accumulate_ordering %s", flag ? val : "absent");
+    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, val, &flag);
+    MT_CHECK(flag, "MPI_Win_set_info dropped the hint given at creation");
+    MPI_Info_free(&used);
     MPI_Win_free(&win);
     MT_CHECK(deleted == 11, "MPI_Win_free: delete callback sum %d, want 11", deleted);
     MPI_Win_free_keyval(&kv);
@@ -198,6 +215,28 @@ int main(int argc, char **argv)
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     if (nrank == 0)
         MT_CHECK(smem[0] == nsize, "shared accumulate: %d, want %d", smem[0], nsize);
+    MPI_Win_free(&win);
+
+    /* the large-count constructors: disp_unit is an MPI_Aint */
+    MPI_Win_allocate_shared_c(sizeof(long), (MPI_Aint) sizeof(long), MPI_INFO_NULL, node, &smem, &win);
+    *(long *) smem = 5 + nrank;
+    MPI_Barrier(node);
+    MPI_Win_sync(win);
+    for (int r = 0; r < nsize; r++) {
+        MPI_Aint csz, cdu;
+        long *q;
+        MPI_Win_shared_query_c(win, r, &csz, &cdu, &q);
+        MT_CHECK(csz == sizeof(long) && cdu == sizeof(long) && *q == 5 + r,
+                 "MPI_Win_shared_query_c(%d): size %ld disp_unit %ld value %ld", r, (long) csz, (long) cdu, *q);
+    }
+    MPI_Barrier(node);
+    MPI_Win_free(&win);
+    long cbuf[2] = { 0, 0 }, *cmem;
+    MPI_Win_create_c(cbuf, sizeof(cbuf), (MPI_Aint) sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    check_attrs(win, cbuf, sizeof(cbuf), sizeof(long), MPI_WIN_FLAVOR_CREATE, "create_c");
+    MPI_Win_free(&win);
+    MPI_Win_allocate_c(sizeof(cbuf), (MPI_Aint) 2, MPI_INFO_NULL, MPI_COMM_WORLD, &cmem, &win);
+    check_attrs(win, cmem, sizeof(cbuf), 2, MPI_WIN_FLAVOR_ALLOCATE, "allocate_c");
     MPI_Win_free(&win);
     MPI_Comm_free(&node);
 

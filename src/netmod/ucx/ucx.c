@@ -52,7 +52,7 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
-        .features = UCP_FEATURE_TAG,
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_RMA, /* RMA: one-sided put/get (src/rma) */
         .mt_workers_shared = 0,
         .estimated_num_eps = (size_t) world_size,
     };
