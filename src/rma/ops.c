@@ -328,6 +328,19 @@ static int umpi__done_request(int err, umpi_win_t *w, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
+/* MPI 4.1 sec. 12.3.5: request-based operations only in a passive-target epoch. Other problems
+ * (window, rank) are left to the operation, which names them. */
+static int umpi__check_request_epoch(MPI_Win win, int target)
+{
+    umpi_win_t *w = umpi_win_get(win);
+    if (w == NULL || target == MPI_PROC_NULL || target < 0 || target >= w->comm->size || w->lock_all ||
+        w->locked[target])
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_RMA_SYNC, "no passive-target epoch is open on window 0x%x towards rank %d in "
+                           "argument 'target_rank' (request-based operations need MPI_Win_lock or "
+                           "MPI_Win_lock_all)", (unsigned) win, target);
+}
+
 int umpi_impl_put(const void *origin_addr, MPI_Count origin_count, umpi_dtype_t *origin_datatype_ptr,
                   int target_rank, MPI_Aint target_disp, MPI_Count target_count, umpi_dtype_t *target_datatype_ptr,
                   MPI_Win win)
@@ -397,7 +410,9 @@ int umpi_impl_rput(const void *origin_addr, MPI_Count origin_count, umpi_dtype_t
                    int target_rank, MPI_Aint target_disp, MPI_Count target_count, umpi_dtype_t *target_datatype_ptr,
                    MPI_Win win, MPI_Request *request)
 {
-    int err = umpi_impl_put(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp, target_count,
+    int err = umpi__check_request_epoch(win, target_rank);
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_put(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp, target_count,
                             target_datatype_ptr, win);
     return umpi__done_request(err, umpi_win_get(win), request);
 }
@@ -406,7 +421,9 @@ int umpi_impl_rget(void *origin_addr, MPI_Count origin_count, umpi_dtype_t *orig
                    MPI_Aint target_disp, MPI_Count target_count, umpi_dtype_t *target_datatype_ptr, MPI_Win win,
                    MPI_Request *request)
 {
-    int err = umpi_impl_get(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp, target_count,
+    int err = umpi__check_request_epoch(win, target_rank);
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_get(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp, target_count,
                             target_datatype_ptr, win);
     return umpi__done_request(err, umpi_win_get(win), request);
 }
@@ -415,7 +432,9 @@ int umpi_impl_raccumulate(const void *origin_addr, MPI_Count origin_count, umpi_
                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                           umpi_dtype_t *target_datatype_ptr, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    int err = umpi_impl_accumulate(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp,
+    int err = umpi__check_request_epoch(win, target_rank);
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_accumulate(origin_addr, origin_count, origin_datatype_ptr, target_rank, target_disp,
                                    target_count, target_datatype_ptr, op, win);
     return umpi__done_request(err, umpi_win_get(win), request);
 }
@@ -425,7 +444,9 @@ int umpi_impl_rget_accumulate(const void *origin_addr, MPI_Count origin_count, u
                               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                               umpi_dtype_t *target_datatype_ptr, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    int err = umpi_impl_get_accumulate(origin_addr, origin_count, origin_datatype_ptr, result_addr, result_count,
+    int err = umpi__check_request_epoch(win, target_rank);
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_get_accumulate(origin_addr, origin_count, origin_datatype_ptr, result_addr, result_count,
                                        result_datatype_ptr, target_rank, target_disp, target_count,
                                        target_datatype_ptr, op, win);
     return umpi__done_request(err, umpi_win_get(win), request);

@@ -236,7 +236,8 @@ int umpi_impl_win_flush_local_all(MPI_Win win)
 }
 
 /* The unified model: public and private copies are one memory; a full barrier orders this
- * process's loads and stores with the ones MPI made, and a pass of progress applies what has come. */
+ * process's loads and stores with the ones MPI made, and a pass of progress applies what has come.
+ * Inside a passive-target epoch only, as MPICH checks too. */
 int umpi_impl_win_sync(MPI_Win win)
 {
     umpi_win_t *w;
@@ -245,6 +246,11 @@ int umpi_impl_win_sync(MPI_Win win)
         return err;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     umpi_lock();
+    err = umpi__check_passive(w, -1);
+    if (err != MPI_SUCCESS) {
+        umpi_unlock();
+        return err;
+    }
     umpi_progress();
     umpi_unlock();
     __atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -57,6 +57,13 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_flush passive-target");
     EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC, "MPI_Win_complete MPI_Win_start");
     EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC, "MPI_Win_wait MPI_Win_post");
+    EXPECT(MPI_Win_sync(win), MPI_ERR_RMA_SYNC, "MPI_Win_sync passive-target");
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MPI_Win_fence(0, win);
+    /* a fence epoch is no passive-target epoch: request-based calls need a lock */
+    EXPECT(MPI_Rput(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq), MPI_ERR_RMA_SYNC, "MPI_Rput passive-target");
+    MT_CHECK(rq == MPI_REQUEST_NULL, "a failed MPI_Rput set its request");
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
 
     /* lock type, assert, rank */
     EXPECT(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE, "MPI_Win_lock lock_type 12345");

@@ -219,7 +219,9 @@ int main(int argc, char **argv)
 
     /* the large-count constructors: disp_unit is an MPI_Aint */
     MPI_Win_allocate_shared_c(sizeof(long), (MPI_Aint) sizeof(long), MPI_INFO_NULL, node, &smem, &win);
+    MPI_Win_lock_all(0, win);
     *(long *) smem = 5 + nrank;
+    MPI_Win_sync(win);
     MPI_Barrier(node);
     MPI_Win_sync(win);
     for (int r = 0; r < nsize; r++) {
@@ -229,6 +231,7 @@ int main(int argc, char **argv)
         MT_CHECK(csz == sizeof(long) && cdu == sizeof(long) && *q == 5 + r,
                  "MPI_Win_shared_query_c(%d): size %ld disp_unit %ld value %ld", r, (long) csz, (long) cdu, *q);
     }
+    MPI_Win_unlock_all(win);
     MPI_Barrier(node);
     MPI_Win_free(&win);
     long cbuf[2] = { 0, 0 }, *cmem;
