@@ -120,14 +120,46 @@ static void umpi__gather(char *mem, const umpi_rma_block_t *b, uint64_t n, char 
     }
 }
 
-static void umpi__accumulate(char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in, MPI_Op oph,
-                             umpi_dtype_t *elem)
+static void umpi__scatter(char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in)
 {
-    umpi_op_t *op = umpi_op_get(oph);
     for (uint64_t i = 0; i < n; i++) {
-        umpi_op_apply(op, in, mem + b[i].off, b[i].len / elem->size, elem);
+        memcpy(mem + b[i].off, in, (size_t) b[i].len);
         in += b[i].len;
     }
+}
+
+/* in (packed) op= the blocks' data. A basic type with gaps (MPI_DOUBLE_INT) has elements that
+ * blocks may cut anywhere: both sides are then laid out as elements, combined, and put back. */
+static void umpi__accumulate(char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in, size_t len,
+                             MPI_Op oph, umpi_dtype_t *elem)
+{
+    umpi_op_t *op = umpi_op_get(oph);
+    if (oph == MPI_REPLACE || oph == MPI_NO_OP) {
+        if (oph == MPI_REPLACE)
+            umpi__scatter(mem, b, n, in);
+        return;
+    }
+    if (elem->contig) {
+        for (uint64_t i = 0; i < n; i++) {
+            umpi_op_apply(op, in, mem + b[i].off, b[i].len / elem->size, elem);
+            in += b[i].len;
+        }
+        return;
+    }
+    MPI_Count count = (MPI_Count) len / elem->size;
+    char *packed = malloc(len ? len : 1);
+    char *tin = malloc((size_t) (count * elem->extent) + 1), *tout = malloc((size_t) (count * elem->extent) + 1);
+    if (packed == NULL || tin == NULL || tout == NULL)
+        umpi_die(1, "out of memory applying an accumulate of %zu bytes", len);
+    umpi__gather(mem, b, n, packed);
+    umpi_dtype_unpack(elem, in, (MPI_Count) len, tin);
+    umpi_dtype_unpack(elem, packed, (MPI_Count) len, tout);
+    umpi_op_apply(op, tin, tout, count, elem);
+    umpi_dtype_pack(elem, tout, count, packed);
+    umpi__scatter(mem, b, n, packed);
+    free(packed);
+    free(tin);
+    free(tout);
 }
 
 /* Applies one request; msg is the whole message. */
@@ -160,10 +192,7 @@ static void umpi__apply(umpi_win_t *w, char *msg)
     char *out = NULL;
     switch ((umpi_rma_kind_t) h->kind) {
     case UMPI_RMA_PUT:
-        for (uint64_t i = 0; i < h->nblocks; i++) {
-            memcpy(mem + b[i].off, payload, (size_t) b[i].len);
-            payload += b[i].len;
-        }
+        umpi__scatter(mem, b, h->nblocks, payload);
         break;
     case UMPI_RMA_GET:
     case UMPI_RMA_GACC:
@@ -172,11 +201,11 @@ static void umpi__apply(umpi_win_t *w, char *msg)
             umpi_die(1, "out of memory answering a one-sided get of %zu bytes", len);
         umpi__gather(mem, b, h->nblocks, out);
         if (h->kind == UMPI_RMA_GACC && h->op != MPI_NO_OP)
-            umpi__accumulate(mem, b, h->nblocks, payload, h->op, elem);
+            umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
         umpi__reply(w, h->origin, h->reply_tag, out, len);
         break;
     case UMPI_RMA_ACC:
-        umpi__accumulate(mem, b, h->nblocks, payload, h->op, elem);
+        umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
         break;
     case UMPI_RMA_CAS:
         out = malloc(len ? len : 1);

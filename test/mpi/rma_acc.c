@@ -2,8 +2,8 @@
  * Accumulates: MPI_Accumulate with predefined types and a derived (vector) target type, concurrent
  * accumulates from every rank onto one target inside shared locks (the sums must be exact: each
  * element update is atomic), MPI_Get_accumulate (MPI_SUM, MPI_NO_OP, MPI_REPLACE), MPI_Fetch_and_op
- * as a ticket counter under exclusive locks, MPI_Compare_and_swap as a lock word, and derived
- * origin types on MPI_Put / MPI_Get.
+ * as a ticket counter under exclusive locks, MPI_Compare_and_swap as a lock word, derived
+ * origin types on MPI_Put / MPI_Get, and MPI_MINLOC on a pair type with padding.
  */
 #include "mtest.h"
 
@@ -151,5 +151,50 @@ int main(int argc, char **argv)
 
     MPI_Type_free(&every2);
     MPI_Win_free(&win);
+
+    /* 7. MPI_MINLOC on MPI_DOUBLE_INT, a pair type with padding: the minimum and who had it */
+    struct di {
+        double v;
+        int i;
+    } *dmem, src2[4];
+    MPI_Win dwin;
+    MPI_Win_allocate(4 * sizeof(struct di), sizeof(struct di), MPI_INFO_NULL, MPI_COMM_WORLD, &dmem, &dwin);
+    for (int k = 0; k < 4; k++) {
+        dmem[k].v = 1e9;
+        dmem[k].i = -1;
+        src2[k].v = (mt_rank + k) % mt_size;
+        src2[k].i = mt_rank;
+    }
+    MPI_Win_fence(0, dwin);
+    MPI_Accumulate(src2, 4, MPI_DOUBLE_INT, 0, 0, 4, MPI_DOUBLE_INT, MPI_MINLOC, dwin);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, dwin);
+    if (mt_rank == 0)
+        for (int k = 0; k < 4; k++)
+            MT_CHECK(dmem[k].v == 0 && dmem[k].i == (mt_size - k % mt_size) % mt_size,
+                     "MPI_MINLOC on MPI_DOUBLE_INT: [%d] = (%g, %d), want (0, %d)", k, dmem[k].v, dmem[k].i,
+                     (mt_size - k % mt_size) % mt_size);
+    MPI_Win_free(&dwin);
+
+    /* MPI_MAXLOC on MPI_SHORT_INT, whose gap lies inside each element (short, padding, int) */
+    struct si {
+        short v;
+        int i;
+    } *smem, src3[3];
+    MPI_Win_allocate(3 * sizeof(struct si), sizeof(struct si), MPI_INFO_NULL, MPI_COMM_WORLD, &smem, &dwin);
+    for (int k = 0; k < 3; k++) {
+        smem[k].v = -1;
+        smem[k].i = -1;
+        src3[k].v = (short) ((mt_rank + k) % mt_size);
+        src3[k].i = mt_rank;
+    }
+    MPI_Win_fence(0, dwin);
+    MPI_Accumulate(src3, 3, MPI_SHORT_INT, 0, 0, 3, MPI_SHORT_INT, MPI_MAXLOC, dwin);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, dwin);
+    if (mt_rank == 0)
+        for (int k = 0; k < 3; k++)
+            MT_CHECK(smem[k].v == mt_size - 1 && smem[k].i == (2 * mt_size - 1 - k) % mt_size,
+                     "MPI_MAXLOC on MPI_SHORT_INT: [%d] = (%d, %d), want (%d, %d)", k, smem[k].v, smem[k].i,
+                     mt_size - 1, (2 * mt_size - 1 - k) % mt_size);
+    MPI_Win_free(&dwin);
     return mt_finish();
 }
