@@ -17,6 +17,7 @@
 #include "cuda/umpi_cuda_nccl.h"
 #include "pmi/umpi_pmi.h"
 #include "pt2pt/umpi_p2p.h"
+#include "rma/umpi_rma.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -140,6 +141,7 @@ int umpi_impl_finalize(void)
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */
     umpi_p2p_finalize();
+    umpi_rma_finalize(); /* windows the program did not free: their UCX registrations */
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
     umpi_ucx_vm_unwatch();

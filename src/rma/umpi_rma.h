@@ -158,6 +158,10 @@ int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg);
  * when win is not a window). */
 int umpi_rma_err_dispatch(const char *fname, MPI_Win win, int code);
 
+/* MPI_Finalize, before UCX goes: gives back the UCX resources of windows still alive (a program
+ * need not free its windows) and stops serving them. */
+void umpi_rma_finalize(void);
+
 /* ---- between the files of src/rma ---- */
 
 /* The progress hook: applies the requests that arrived at every live window (target.c). */

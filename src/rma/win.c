@@ -491,3 +491,21 @@ int umpi_rma_map(umpi_win_t *w)
     free(counts);
     return err;
 }
+
+void umpi_rma_finalize(void)
+{
+    if (umpi_rma_windows == NULL)
+        return;
+    umpi_progress_unregister(umpi_rma_progress);
+    for (umpi_win_t *w = umpi_rma_windows; w != NULL; w = w->next) {
+        for (int r = 0; w->rkeys != NULL && r < w->comm->size; r++)
+            if (w->rkeys[r] != NULL)
+                umpi_ucx_rkey_destroy(w->rkeys[r]);
+        if (w->memh != NULL)
+            umpi_ucx_mem_unmap(w->memh, w->rkey_packed);
+        w->memh = NULL;
+        free(w->rkeys);
+        w->rkeys = NULL;
+    }
+    umpi_rma_windows = NULL;
+}
