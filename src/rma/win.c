@@ -2,6 +2,7 @@
 #include "rma/umpi_rma.h"
 #include "core/umpi_attr.h"
 #include "core/umpi_err.h"
+#include "core/umpi_knobs.h"
 #include "core/umpi_comm.h"
 #include "core/umpi_progress.h"
 #include "mpi/gen/umpi_impl.h"
@@ -439,7 +440,7 @@ int umpi_impl_win_free(MPI_Win *win)
 }
 
 /*
- * UCX RMA: each process registers its window memory and packs its remote key; every process
+ * UCX RMA (UMPI_RMA_UCX=1): each process registers its window memory and packs its remote key; every process
  * gathers all addresses and keys (two allgathers and an allgatherv). A process whose memory is
  * empty, or could not be registered, publishes no key: operations to it go by message.
  */
@@ -447,6 +448,8 @@ int umpi_rma_map(umpi_win_t *w)
 {
     int n = w->comm->size, err;
     size_t len = 0;
+    if (!umpi_config.rma_ucx)
+        return MPI_SUCCESS; /* w->rkey_len stays NULL: every operation goes by message */
     if (w->size > 0) {
         umpi_status_t st = umpi_ucx_mem_map(w->base, (size_t) w->size, &w->memh, &w->rkey_packed, &len);
         if (st != UMPI_OK) {
