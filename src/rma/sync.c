@@ -190,8 +190,12 @@ static int umpi__check_passive(const umpi_win_t *w, int rank)
         for (int r = 0; r < w->comm->size; r++)
             if (w->locked[r])
                 return MPI_SUCCESS;
-    return umpi_err_create(MPI_ERR_RMA_SYNC, "no passive-target epoch is open on window 0x%x%s%.0d",
-                           (unsigned) w->handle, rank >= 0 ? " towards rank " : "", rank);
+    if (rank >= 0)
+        return umpi_err_create(MPI_ERR_RMA_SYNC, "no passive-target epoch is open on window 0x%x towards rank %d "
+                               "in argument 'rank' (MPI_Win_lock or MPI_Win_lock_all first)",
+                               (unsigned) w->handle, rank);
+    return umpi_err_create(MPI_ERR_RMA_SYNC, "no passive-target epoch is open on window 0x%x (MPI_Win_lock or "
+                           "MPI_Win_lock_all first)", (unsigned) w->handle);
 }
 
 /* rank < 0: every rank (the _all forms). */

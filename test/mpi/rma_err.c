@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     EXPECT(MPI_Get(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "MPI_Get epoch");
     EXPECT(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock rank");
     EXPECT(MPI_Win_unlock_all(win), MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all lock_all");
-    EXPECT(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_flush passive-target");
+    EXPECT(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_flush passive-target rank 0 'rank'");
     EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC, "MPI_Win_complete MPI_Win_start");
     EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC, "MPI_Win_wait MPI_Win_post");
     EXPECT(MPI_Win_sync(win), MPI_ERR_RMA_SYNC, "MPI_Win_sync passive-target");
