@@ -629,7 +629,7 @@ def gen_impl_header(impls):
 def gen_bindings(funcs, impls):
     out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
            '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
-           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '#include "rma/umpi_rma.h"', '',
+           '#include "mpi/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '#include "rma/umpi_rma_err.h"', '',
            '#include <stdlib.h>', '']
     for f in funcs:
         sig = impls[f.impl][1]
@@ -709,8 +709,10 @@ def error_classes(f):
             if p.name == 'root':
                 add('MPI_ERR_ROOT', 'Root not a rank of the communicator.')
             else:
-                add('MPI_ERR_RANK', 'Rank not in the communicator, nor MPI_PROC_NULL' +
-                    (' nor MPI_ANY_SOURCE.' if p.name in f.any else '.'))
+                on_win = any(q.kind == 'WINDOW' for q in f.all_params) and \
+                    not any(q.kind == 'COMMUNICATOR' for q in f.all_params)
+                add('MPI_ERR_RANK', 'Rank not in the ' + ("window's group" if on_win else 'communicator') +
+                    ', nor MPI_PROC_NULL' + (' nor MPI_ANY_SOURCE.' if p.name in f.any else '.'))
         elif k == 'TAG' and d == 'in':
             add('MPI_ERR_TAG', 'Tag negative or above MPI_TAG_UB' +
                 (', and not MPI_ANY_TAG.' if p.name in f.any else '.'))
@@ -721,6 +723,14 @@ def error_classes(f):
             add('MPI_ERR_BUFFER', 'NULL buffer with a nonzero amount of data.')
         elif k == 'OPERATION' and d == 'in':
             add('MPI_ERR_OP', 'Invalid operation.')
+        elif k == 'WINDOW' and d in ('in', 'inout'):
+            add('MPI_ERR_WIN', 'Invalid window, or MPI_WIN_NULL.')
+        elif k == 'RMA_DISPLACEMENT_NNI' and d == 'in':
+            add('MPI_ERR_DISP', 'Negative target displacement.')
+        elif k == 'LOCK_TYPE' and d == 'in':
+            add('MPI_ERR_LOCKTYPE', 'Neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE.')
+        elif k == 'ASSERT' and d == 'in':
+            add('MPI_ERR_ASSERT', 'Assertion bits this call does not take.')
         elif k == 'INFO' and d == 'in':
             add('MPI_ERR_INFO', 'Invalid info object' +
                 (', or MPI_INFO_NULL.' if f.short.startswith('Info_') else '.'))

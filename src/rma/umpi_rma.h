@@ -42,6 +42,7 @@
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
 #include "netmod/ucx/umpi_ucx_rma.h"
+#include "rma/umpi_rma_err.h"
 
 enum {
     UMPI_RMA_TAG_REQ = 0,
@@ -154,9 +155,6 @@ static inline umpi_win_t *umpi_win_get(MPI_Win h)
 /* MPI_ERR_WIN naming arg unless h is a live window. */
 int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg);
 
-/* The generated bindings' error exit for calls on a window: the window's error handler (MPI_COMM_SELF's
- * when win is not a window). */
-int umpi_rma_err_dispatch(const char *fname, MPI_Win win, int code);
 
 /* MPI_Finalize, before UCX goes: gives back the UCX resources of windows still alive (a program
  * need not free its windows) and stops serving them. */
