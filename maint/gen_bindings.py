@@ -63,6 +63,13 @@ VALUE = {
     'NUM_BYTES_SMALL': ('int', None),
     'ALLOC_MEM_NUM_BYTES': ('MPI_Aint', None),
     'DISPLACEMENT': ('MPI_Aint', None),
+    # one-sided communication (src/rma): window sizes and displacements are byte addresses
+    'WINDOW_SIZE': ('MPI_Aint', None),
+    'WIN_ATTACH_SIZE': ('MPI_Aint', None),
+    'RMA_DISPLACEMENT_NNI': ('MPI_Aint', None),
+    'POLYRMA_DISPLACEMENT': ('int', 'MPI_Aint'),
+    'ASSERT': ('int', None),
+    'LOCK_TYPE': ('int', None),
     # plain integers
     'COMBINER': ('int', None),
     'COMM_SIZE_PI': ('int', None),
@@ -385,6 +392,9 @@ def entry_point(f, large, impl_sig):
     comm = next((p for p in params if p.kind == 'COMMUNICATOR' and p.dir == 'in'
                  and not p.is_array and p.name not in f.raw), None)
     first_length = next((p for p in params if p.kind in ARRAY_LENGTH), None)
+    # the window of a one-sided call: its ranks and displacements are checked by src/rma, and its
+    # error handler is called, unless the call also has a communicator (MPI_Win_create)
+    win = next((p for p in params if p.kind == 'WINDOW' and p.dir in ('in', 'inout')), None)
 
     # buffer -> (count, datatype) of the same message; checked once the datatype is decoded
     buf_of_dtype, bytes_buf = {}, {}
@@ -431,6 +441,8 @@ def entry_point(f, large, impl_sig):
                     b.check('umpi_check_buffer(%s, %s, %s_ptr, %s)' % (buf.name, cnt.name, n,
                                                                        c_str(buf.name)))
             elif k in ('RANK', 'RANK_NNI'):
+                if comm is None and win is not None:
+                    continue    # a rank of the window's group, checked by src/rma
                 if comm is None and 'COMM_SIZE_PI' not in {q.kind for q in params}:
                     raise GenError('%s: rank %s without a communicator' % (cname, n))
                 if comm is None:
@@ -558,10 +570,13 @@ def entry_point(f, large, impl_sig):
     out += ['    return MPI_SUCCESS;',
             'fail:']
     out += ['    free(%s);' % t for t in frees]
-    out += [
-            '    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
-                                                         comm.name if comm else 'MPI_COMM_NULL'),
-            '}']
+    if comm is None and win is not None:
+        handle = win.name if win.dir == 'in' else '(%s ? *%s : MPI_WIN_NULL)' % (win.name, win.name)
+        out += ['    return umpi_rma_err_dispatch(%s, %s, err);' % (c_str(cname), handle), '}']
+    else:
+        out += ['    return umpi_err_dispatch(%s, %s, err);' % (c_str(cname),
+                                                              comm.name if comm else 'MPI_COMM_NULL'),
+                '}']
     return '\n'.join(out) + '\n'
 
 
@@ -614,7 +629,7 @@ def gen_impl_header(impls):
 def gen_bindings(funcs, impls):
     out = ['/* MPI entry points: argument checks, handle decoding, error dispatch. %s */' % GENERATED,
            '#include "core/umpi.h"', '#include "core/umpi_err.h"', '#include "core/umpi_obj.h"',
-           '#include "core/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '',
+           '#include "core/umpi_check.h"', '#include "mpi/gen/umpi_impl.h"', '#include "rma/umpi_rma_err.h"', '',
            '#include <stdlib.h>', '']
     for f in funcs:
         sig = impls[f.impl][1]
@@ -662,10 +677,13 @@ def gen_man(f, text_dir, version):
         out += ['.SH DESCRIPTION'] + [man_escape(line) if line.strip() else '.PP'
                                       for line in description.split('\n')]
     if f.ret == 'int':
+        on_win = any(p.kind == 'WINDOW' and p.dir in ('in', 'inout') for p in f.all_params) and \
+            not any(p.kind == 'COMMUNICATOR' and p.dir == 'in' for p in f.all_params)
         out += ['.SH ERRORS',
                 'Returns MPI_SUCCESS, or an error code whose class is one of the following and',
                 'whose MPI_Error_string names the argument and its value. The error handler of the',
-                'communicator (MPI_COMM_SELF when the call has none) is called first.']
+                ('window (MPI_COMM_SELF\'s when win is not a window)' if on_win else
+                 'communicator (MPI_COMM_SELF when the call has none)') + ' is called first.']
         for cls, why in error_classes(f):
             out += ['.TP', '.B %s' % cls, man_escape(why)]
     else:
@@ -691,8 +709,10 @@ def error_classes(f):
             if p.name == 'root':
                 add('MPI_ERR_ROOT', 'Root not a rank of the communicator.')
             else:
-                add('MPI_ERR_RANK', 'Rank not in the communicator, nor MPI_PROC_NULL' +
-                    (' nor MPI_ANY_SOURCE.' if p.name in f.any else '.'))
+                on_win = any(q.kind == 'WINDOW' for q in f.all_params) and \
+                    not any(q.kind == 'COMMUNICATOR' for q in f.all_params)
+                add('MPI_ERR_RANK', 'Rank not in the ' + ("window's group" if on_win else 'communicator') +
+                    ', nor MPI_PROC_NULL' + (' nor MPI_ANY_SOURCE.' if p.name in f.any else '.'))
         elif k == 'TAG' and d == 'in':
             add('MPI_ERR_TAG', 'Tag negative or above MPI_TAG_UB' +
                 (', and not MPI_ANY_TAG.' if p.name in f.any else '.'))
@@ -703,6 +723,14 @@ def error_classes(f):
             add('MPI_ERR_BUFFER', 'NULL buffer with a nonzero amount of data.')
         elif k == 'OPERATION' and d == 'in':
             add('MPI_ERR_OP', 'Invalid operation.')
+        elif k == 'WINDOW' and d in ('in', 'inout'):
+            add('MPI_ERR_WIN', 'Invalid window, or MPI_WIN_NULL.')
+        elif k == 'RMA_DISPLACEMENT_NNI' and d == 'in':
+            add('MPI_ERR_DISP', 'Negative target displacement.')
+        elif k == 'LOCK_TYPE' and d == 'in':
+            add('MPI_ERR_LOCKTYPE', 'Neither MPI_LOCK_SHARED nor MPI_LOCK_EXCLUSIVE.')
+        elif k == 'ASSERT' and d == 'in':
+            add('MPI_ERR_ASSERT', 'Assertion bits this call does not take.')
         elif k == 'INFO' and d == 'in':
             add('MPI_ERR_INFO', 'Invalid info object' +
                 (', or MPI_INFO_NULL.' if f.short.startswith('Info_') else '.'))

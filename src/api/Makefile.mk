@@ -4,6 +4,7 @@
 
 # --- init and finalize, the environment, this process's hardware ---
 libmpi_la_SOURCES += \
+	src/api/umpi_api.h \
 	src/api/init.c \
 	src/api/env.c \
 	src/api/umpi_hw.h \

@@ -6,6 +6,7 @@
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
+#include "api/umpi_api.h"
 #include "api/umpi_comm.h"
 #include "api/umpi_hw.h"
 #include "coll/umpi_coll.h"
@@ -36,6 +37,22 @@ static void umpi__set_core_upcalls(void)
     umpi_abort_job = umpi_pmi_abort;
     umpi_comm_free_above = umpi_comm_free_layers;
     umpi_request_sched_free = umpi_sched_free_opaque;
+}
+
+/* The finalizers of the rooms above (umpi_api.h). */
+#define UMPI__MAX_FINALIZERS 8
+static void (*umpi__finalizers[UMPI__MAX_FINALIZERS])(void);
+static int umpi__nfinalizers;
+
+int umpi_finalize_register(void (*fn)(void))
+{
+    for (int i = 0; i < umpi__nfinalizers; i++)
+        if (umpi__finalizers[i] == fn)
+            return 0;
+    if (umpi__nfinalizers == UMPI__MAX_FINALIZERS)
+        return -1;
+    umpi__finalizers[umpi__nfinalizers++] = fn;
+    return 0;
 }
 
 static int umpi__init(int required, int *provided)
@@ -153,6 +170,8 @@ int umpi_impl_finalize(void)
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */
     umpi_p2p_finalize();
+    while (umpi__nfinalizers > 0) /* the rooms above: e.g. windows the program did not free */
+        umpi__finalizers[--umpi__nfinalizers]();
     umpi_ucx_finalize();
     umpi_cuda_kern_finalize();   /* GPU modules and uploaded types, while the driver is loaded */
     umpi_ucx_vm_unwatch();

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-/* ---- the tables (algos.def) and the kinds (coll_kinds.def) ----------------------------------- */
+/* ---- the tables (algos.def) and the kinds (umpi_coll_kinds.def) ----------------------------------- */
 
 enum { UMPI__INTRA, UMPI__INTER };
 

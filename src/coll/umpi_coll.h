@@ -8,7 +8,7 @@
  * the nonblocking one (a request whose schedule progresses in the background) and the persistent
  * one (built at _init, restarted by MPI_Start).
  *
- * Each collective kind (coll_kinds.def) has a table of algorithms (algos.def, the one list of
+ * Each collective kind (umpi_coll_kinds.def) has a table of algorithms (algos.def, the one list of
  * them; select.c makes the tables). The cost model picks the cheapest usable one for the call from
  * the number of members, the bytes and the link class between them; UMPI_<COLL>_ALGORITHM=<name>
  * forces one (an algorithm that cannot run the call falls back to the model's choice, with a debug
@@ -22,7 +22,7 @@
 #include "coll/umpi_sched.h"
 #include "core/umpi_err.h"
 
-/* The collective kinds (coll_kinds.def). */
+/* The collective kinds (umpi_coll_kinds.def). */
 typedef enum {
 #define UMPI_COLL_KIND(KIND, name, Mpi, knob) UMPI_COLL_##KIND,
 #include "core/umpi_coll_kinds.def"

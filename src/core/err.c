@@ -414,6 +414,18 @@ int umpi_err_dispatch(const char *fname, MPI_Comm comm, int code)
     return umpi__invoke(umpi__comm_errhandler(target), target, code, fname);
 }
 
+int umpi_err_dispatch_handler(const char *fname, MPI_Errhandler errhandler, int object, int code)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    pthread_mutex_lock(&umpi__err_lock);
+    struct umpi__err_slot *s = umpi__ring_slot(code);
+    if (s != NULL && s->fname == NULL)
+        s->fname = fname;
+    pthread_mutex_unlock(&umpi__err_lock);
+    return umpi__invoke(umpi_errhandler_get(errhandler), object, code, fname);
+}
+
 int umpi_err_uninitialized(const char *fname)
 {
     char line[256];

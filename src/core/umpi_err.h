@@ -51,6 +51,9 @@ int umpi_err_class(int code);
  */
 int umpi_err_dispatch(const char *fname, MPI_Comm comm, int code);
 
+/* The same for an object other than a communicator (a window): errhandler is its handler, object
+ * its handle, which a user handler receives by address. */
+int umpi_err_dispatch_handler(const char *fname, MPI_Errhandler errhandler, int object, int code);
 /* For errors before MPI_Init or after MPI_Finalize: no handler exists, so print and abort. */
 int umpi_err_uninitialized(const char *fname) __attribute__((noreturn));
 

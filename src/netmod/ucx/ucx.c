@@ -4,6 +4,7 @@
  * table makes the direction explicit (struct umpi_ucx_upcalls, filled by pt2pt).
  */
 #include "netmod/ucx/umpi_ucx.h"
+#include "core/umpi_knobs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ umpi_status_t umpi_ucx_init(int thread_level, int world_size)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
-        .features = UCP_FEATURE_TAG,
+        .features = UCP_FEATURE_TAG | (umpi_config.rma_ucx ? UCP_FEATURE_RMA : 0), /* src/rma */
         .mt_workers_shared = 0,
         .estimated_num_eps = (size_t) world_size,
     };

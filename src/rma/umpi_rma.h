@@ -1,0 +1,182 @@
+/*
+ * Windows and one-sided communication (MPI_Win_*, MPI_Put/Get/Accumulate and kin).
+ *
+ * Design: with UMPI_RMA_UCX=1, contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx / ucp_get_nbx on memory
+ * registered at window creation, whose packed remote keys every process gathers then), and need
+ * nothing from the target process where the transport does RMA in hardware (UCX emulates it with
+ * messages elsewhere, which the target's UCX progress serves). Every other operation (accumulates, derived target datatypes,
+ * dynamic windows, a target whose memory could not be registered) is a message to the target,
+ * applied there by the progress engine. Each window has a private communicator (a duplicate of the one it was made
+ * on), so its traffic has a context id of its own and can never meet a user's message:
+ *
+ *   tag 0         UMPI_RMA_TAG_REQ       origin -> target: umpi_rma_hdr_t, target layout, payload
+ *   tag 1         UMPI_RMA_TAG_POST      PSCW: target -> origin, "exposure epoch open"
+ *   tag 2         UMPI_RMA_TAG_COMPLETE  PSCW: origin -> target, "my accesses are done"
+ *   tag 3 + seq   replies                target -> origin: data of a get / fetching op, an ack
+ *
+ * One request message (all in one UCX tagged message, so one sender's requests arrive in order):
+ *
+ *   +------------------+-------------------------------+------------------------------+
+ *   | umpi_rma_hdr_t   | nblocks x umpi_rma_block_t     | payload (bytes, packed)      |
+ *   +------------------+-------------------------------+------------------------------+
+ *   blocks: the target's layout of target_count x target_datatype, as (byte offset, length)
+ *   from the target address, flattened at the origin (the target never sees the datatype);
+ *   payload: put / accumulate data in the packed order of that layout; compare-and-swap: the
+ *   origin value then the compare value.
+ *
+ * The target applies requests one at a time, in arrival order, inside its progress hook: so an
+ * accumulate is atomic with respect to every other accumulate (element-wise and more), and the
+ * ordering of accumulates from one origin is kept. Get-like operations and the synchronisation
+ * requests (lock, unlock, flush) are answered on the origin's reply tag; the origin waits for the
+ * answer, so a get has its data when the call returns, and "flush" is one round trip whose answer
+ * comes after every earlier request of that origin was applied.
+ *
+ * Progress rule: the target applies requests only while it is inside an MPI call that polls the
+ * progress engine (any blocking or testing call: MPI_Win_fence/wait/unlock, MPI_Barrier,
+ * MPI_Test, ...). A passive-target operation towards a process that computes without calling MPI
+ * completes when that process next enters MPI.
+ */
+#ifndef UMPI_RMA_H
+#define UMPI_RMA_H
+
+#include "core/umpi.h"
+#include "core/umpi_obj.h"
+#include "netmod/ucx/umpi_ucx_rma.h"
+#include "rma/umpi_rma_err.h"
+
+enum {
+    UMPI_RMA_TAG_REQ = 0,
+    UMPI_RMA_TAG_POST = 1,
+    UMPI_RMA_TAG_COMPLETE = 2,
+    UMPI_RMA_TAG_REPLY = 3,      /* + sequence number, modulo UMPI_RMA_SEQ_SPAN */
+};
+#define UMPI_RMA_SEQ_SPAN (1u << 22)
+
+typedef enum {
+    UMPI_RMA_PUT = 1,
+    UMPI_RMA_GET,
+    UMPI_RMA_ACC,        /* accumulate (MPI_REPLACE, MPI_NO_OP included) */
+    UMPI_RMA_GACC,       /* get_accumulate, fetch_and_op: the old data comes back, then acc */
+    UMPI_RMA_CAS,
+    UMPI_RMA_LOCK,
+    UMPI_RMA_UNLOCK,
+    UMPI_RMA_FLUSH,
+} umpi_rma_kind_t;
+
+typedef struct {
+    uint32_t kind;           /* umpi_rma_kind_t */
+    int32_t origin;          /* rank in the window's group */
+    uint32_t reply_tag;      /* where the answer goes (0: none expected) */
+    int32_t lock_type;       /* LOCK: MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE */
+    MPI_Op op;               /* ACC, GACC: a predefined op (the same handle in every process) */
+    MPI_Datatype elem;       /* ACC, GACC, CAS: the predefined type of the elements */
+    MPI_Aint addr;           /* target: byte offset from the window base (dynamic: an address) */
+    uint64_t nblocks;
+    uint64_t bytes;          /* payload bytes = bytes the layout covers (CAS: twice one element) */
+} umpi_rma_hdr_t;
+
+typedef struct {
+    MPI_Aint off;
+    MPI_Aint len;
+} umpi_rma_block_t;
+
+_Static_assert(sizeof(umpi_rma_hdr_t) % 8 == 0, "blocks after the header stay aligned");
+
+typedef struct umpi_rma_region {
+    char *base;
+    MPI_Aint size;
+} umpi_rma_region_t;
+
+/* A lock request waiting at the target. */
+typedef struct umpi_rma_waiter {
+    int origin, lock_type;
+    uint32_t reply_tag;
+} umpi_rma_waiter_t;
+
+typedef struct umpi_win {
+    MPI_Win handle;
+    umpi_comm_t *comm;           /* private duplicate of the creating communicator */
+    int flavor;                  /* MPI_WIN_FLAVOR_* */
+    char *base;
+    MPI_Aint size;
+    int disp_unit;
+    MPI_Aint *sizes;             /* every rank's size and disp_unit (origin-side checks) */
+    int *disp_units;
+    char **shared_bases;         /* FLAVOR_SHARED: every rank's segment in my mapping */
+    void *shm;                   /* FLAVOR_SHARED: the node's mapping, shm_len bytes */
+    size_t shm_len;
+    MPI_Errhandler errhandler;
+    MPI_Info info;               /* the hints in force (a private info object) */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct umpi_attr *attrs;     /* cached attributes of user keyvals (core/umpi_attr.h) */
+
+    /* origin side */
+    uint32_t seq;                /* next reply sequence number */
+    int fence_epoch;             /* a fence opened an access epoch */
+    int lock_all;                /* in MPI_Win_lock_all */
+    int *locked;                 /* per target: 0 or the lock type held */
+    int *start_ranks;            /* PSCW access epoch: 1 for each target of MPI_Win_start */
+    int started;                 /* in an access epoch of MPI_Win_start */
+    int *post_ranks;             /* PSCW exposure epoch: 1 for each origin of MPI_Win_post */
+    int posted;                  /* exposure epoch open (posted, not yet waited for) */
+    int completes;               /* MPI_Win_complete messages still to receive */
+    char *dirty;                 /* per target: requests sent since its last flush */
+    char *rma_dirty;             /* per target: UCX puts since its last flush */
+
+    /* UCX RMA: my registration, and every target's address and packed remote key */
+    ucp_mem_h memh;              /* NULL: my memory is not registered */
+    void *rkey_packed;
+    uint64_t *rma_base;          /* per target: the address of its window memory */
+    MPI_Aint *rkey_off, *rkey_len; /* per target: its packed key in rkey_all (length 0: none) */
+    char *rkey_all;
+    ucp_rkey_h *rkeys;           /* per target: unpacked on first use */
+
+    /* target side */
+    int lock_shared;             /* shared locks granted */
+    int lock_excl;               /* an exclusive lock granted */
+    umpi_rma_waiter_t *waiting;  /* lock requests not yet granted, in arrival order */
+    int nwaiting, capwaiting;
+    umpi_rma_region_t *regions;  /* FLAVOR_DYNAMIC: attached memory */
+    int nregions, capregions;
+
+    struct umpi_win *next;       /* the live windows, for the progress hook */
+} umpi_win_t;
+
+extern struct umpi_handle_table umpi_win_table;
+
+/* NULL when h is not a live window (MPI_WIN_NULL included). */
+static inline umpi_win_t *umpi_win_get(MPI_Win h)
+{
+    if (umpi_unlikely(UMPI_HANDLE_OBJ(h) != UMPI_OBJ_WIN || UMPI_HANDLE_KIND(h) != UMPI_KIND_DIRECT))
+        return NULL;
+    return (umpi_win_t *) umpi_ht_get(&umpi_win_table, UMPI_HANDLE_INDEX(h));
+}
+
+/* MPI_ERR_WIN naming arg unless h is a live window. */
+int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg);
+
+
+/* MPI_Finalize, before UCX goes: gives back the UCX resources of windows still alive (a program
+ * need not free its windows) and stops serving them. */
+void umpi_rma_finalize(void);
+
+/* ---- between the files of src/rma ---- */
+
+/* The progress hook: applies the requests that arrived at every live window (target.c). */
+unsigned umpi_rma_progress(void);
+/* Live windows (win.c), for the hook. */
+extern umpi_win_t *umpi_rma_windows;
+
+/* Sends one request (header, blocks, payload) to target; with reply != NULL waits for the answer
+ * of reply_len bytes (ops.c). The big lock is held. */
+int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rma_block_t *blocks,
+                     const void *payload, void *reply, size_t reply_len);
+/* Remote completion of everything sent to target: a UCX endpoint flush after puts, a flush round
+ * trip after requests. */
+int umpi_rma_flush_target(umpi_win_t *w, int target);
+/* The UCX part of it alone (before an unlock request, which is a flush round trip itself). */
+int umpi_rma_flush_ucx(umpi_win_t *w, int target);
+/* Registers the window's memory and gathers every process's key (collective; win.c). */
+int umpi_rma_map(umpi_win_t *w);
+
+#endif
