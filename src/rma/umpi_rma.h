@@ -1,12 +1,13 @@
 /*
  * Windows and one-sided communication (MPI_Win_*, MPI_Put/Get/Accumulate and kin).
  *
- * Design: with UMPI_RMA_UCX=1, contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx / ucp_get_nbx on memory
- * registered at window creation, whose packed remote keys every process gathers then), and need
- * nothing from the target process where the transport does RMA in hardware (UCX emulates it with
- * messages elsewhere, which the target's UCX progress serves). Every other operation (accumulates, derived target datatypes,
- * dynamic windows, a target whose memory could not be registered) is a message to the target,
- * applied there by the progress engine. Each window has a private communicator (a duplicate of the one it was made
+ * Design: contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx / ucp_get_nbx on memory
+ * registered at window creation, whose packed remote keys every process gathers then; unless
+ * UMPI_RMA_UCX=0), and need nothing from the target process where the transport does RMA in
+ * hardware (UCX emulates it with messages elsewhere, which the target's UCX progress serves).
+ * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
+ * memory could not be registered) is a message to the target, applied there by the progress
+ * engine. Each window has a private communicator (a duplicate of the one it was made
  * on), so its traffic has a context id of its own and can never meet a user's message:
  *
  *   tag 0         UMPI_RMA_TAG_REQ       origin -> target: umpi_rma_hdr_t, target layout, payload
