@@ -61,10 +61,23 @@ int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rm
     return MPI_SUCCESS;
 }
 
+int umpi_rma_drain(umpi_win_t *w)
+{
+    umpi_status_t st = UMPI_OK;
+    for (int i = 0; i < w->ninflight; i++) {
+        ucs_status_t s = umpi_ucx_wait(w->inflight[i]);
+        if (s != UCS_OK && st == UMPI_OK)
+            st = umpi_ucx_status(s, "a one-sided put or get");
+    }
+    w->ninflight = 0;
+    return st == UMPI_OK ? MPI_SUCCESS : umpi_err_from_status(st, "one-sided communication");
+}
+
 int umpi_rma_flush_ucx(umpi_win_t *w, int target)
 {
-    if (!w->rma_dirty[target])
-        return MPI_SUCCESS;
+    int err = umpi_rma_drain(w);
+    if (err != MPI_SUCCESS || !w->rma_dirty[target])
+        return err;
     void *ucx_req;
     umpi_status_t st = umpi_ucx_ep_flush(umpi_comm_to_world(w->comm, target), &ucx_req);
     if (st == UMPI_OK) {
@@ -178,8 +191,10 @@ typedef struct {
     MPI_Op op;
 } umpi__op_t;
 
-/* A contiguous put or get straight to the target's memory: nothing runs at the target. Local
- * completion before returning (the origin buffer is free, or the data is in it). */
+/* A contiguous put or get straight to the target's memory: nothing runs at the target. Its UCX
+ * request, when it has one, is kept in flight: the operation completes at the origin at the next
+ * flush, unlock, fence or MPI_Win_complete (umpi_rma_drain), so that a window of operations
+ * overlaps on the network (64 gets of 8 B: 28 MB/s waiting for each, bench/NOTES.md). */
 static int umpi__rma_ucx(umpi_win_t *w, const umpi__op_t *o, MPI_Aint addr, size_t len)
 {
     int world = umpi_comm_to_world(w->comm, o->target);
@@ -193,10 +208,22 @@ static int umpi__rma_ucx(umpi_win_t *w, const umpi__op_t *o, MPI_Aint addr, size
                           &ucx_req);
     else if (st == UMPI_OK)
         st = umpi_ucx_get(world, (char *) o->rbuf + o->rdt->true_lb, len, raddr, w->rkeys[o->target], &ucx_req);
-    if (st == UMPI_OK) {
-        ucs_status_t s = umpi_ucx_wait(ucx_req);
-        if (s != UCS_OK)
-            st = umpi_ucx_status(s, o->kind == UMPI_RMA_PUT ? "ucp_put_nbx" : "ucp_get_nbx");
+    if (st == UMPI_OK && ucx_req != NULL) {
+        if (w->ninflight == w->capinflight) {
+            int cap = w->capinflight ? 2 * w->capinflight : 64;
+            void **p = realloc(w->inflight, (size_t) cap * sizeof(*p));
+            if (p != NULL) {
+                w->inflight = p;
+                w->capinflight = cap;
+            }
+        }
+        if (w->ninflight < w->capinflight) {
+            w->inflight[w->ninflight++] = ucx_req;
+        } else { /* no room to remember it: complete it now */
+            ucs_status_t s = umpi_ucx_wait(ucx_req);
+            if (s != UCS_OK)
+                st = umpi_ucx_status(s, o->kind == UMPI_RMA_PUT ? "ucp_put_nbx" : "ucp_get_nbx");
+        }
     }
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "one-sided communication");
@@ -310,12 +337,16 @@ out:
 }
 
 /* The request-based forms: the operation is complete at the origin when the call returns (data
- * fetched, origin buffer free), so the request is born complete. */
+ * fetched, origin buffer free: what is in flight is waited for), so the request is born complete. */
 static int umpi__done_request(int err, umpi_win_t *w, MPI_Request *request)
 {
     if (err != MPI_SUCCESS)
         return err;
     umpi_lock();
+    if (w != NULL && (err = umpi_rma_drain(w)) != MPI_SUCCESS) {
+        umpi_unlock();
+        return err;
+    }
     umpi_request_t *r = umpi_request_alloc(UMPI_REQ_DONE, w ? w->comm : &umpi_comm_self);
     if (r == NULL) {
         umpi_unlock();

@@ -211,10 +211,10 @@ static int umpi__flush(MPI_Win win, int rank, int all, int local)
         return err;
     umpi_lock();
     err = umpi__check_passive(w, all ? -1 : rank);
-    /* Locally every operation is complete when its call returns (its data is sent or fetched): a
-     * local flush has nothing left to wait for. */
-    if (err == MPI_SUCCESS && !local)
-        err = all ? umpi__flush_all(w) : umpi_rma_flush_target(w, rank);
+    /* A local flush waits for the UCX puts and gets in flight (the messages' operations are
+     * complete at the origin when their call returns: their data is sent or fetched). */
+    if (err == MPI_SUCCESS)
+        err = local ? umpi_rma_drain(w) : all ? umpi__flush_all(w) : umpi_rma_flush_target(w, rank);
     umpi_unlock();
     return err;
 }

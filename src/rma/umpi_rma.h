@@ -29,7 +29,8 @@
  * accumulate is atomic with respect to every other accumulate (element-wise and more), and the
  * ordering of accumulates from one origin is kept. Get-like operations and the synchronisation
  * requests (lock, unlock, flush) are answered on the origin's reply tag; the origin waits for the
- * answer, so a get has its data when the call returns, and "flush" is one round trip whose answer
+ * answer, so a get sent as a message has its data when the call returns (one through UCX RMA at the
+ * next flush: umpi_rma_drain), and "flush" is one round trip whose answer
  * comes after every earlier request of that origin was applied.
  *
  * Progress rule: the target applies requests only while it is inside an MPI call that polls the
@@ -123,6 +124,9 @@ typedef struct umpi_win {
     int completes;               /* MPI_Win_complete messages still to receive */
     char *dirty;                 /* per target: requests sent since its last flush */
     char *rma_dirty;             /* per target: UCX puts since its last flush */
+    void **inflight;             /* UCX puts and gets not yet complete at the origin (deferred to the
+                                  * next flush, unlock, fence or PSCW complete: umpi_rma_drain) */
+    int ninflight, capinflight;
 
     /* UCX RMA: my registration, and every target's address and packed remote key */
     ucp_mem_h memh;              /* NULL: my memory is not registered */
@@ -177,6 +181,9 @@ int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rm
 int umpi_rma_flush_target(umpi_win_t *w, int target);
 /* The UCX part of it alone (before an unlock request, which is a flush round trip itself). */
 int umpi_rma_flush_ucx(umpi_win_t *w, int target);
+/* Waits for every UCX put and get of w still in flight (local completion: the data fetched, the
+ * origin buffers free): MPI_Win_flush_local*, the request-based calls, and every flush. */
+int umpi_rma_drain(umpi_win_t *w);
 /* Registers the window's memory and gathers every process's key (collective; win.c). */
 int umpi_rma_map(umpi_win_t *w);
 

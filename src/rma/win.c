@@ -73,6 +73,7 @@ static void umpi__win_destroy(umpi_win_t *w)
     free(w->post_ranks);
     free(w->dirty);
     free(w->rma_dirty);
+    free(w->inflight);
     free(w->rma_base);
     free(w->rkey_off);
     free(w->rkey_len);
@@ -423,6 +424,11 @@ int umpi_impl_win_free(MPI_Win *win)
     err = umpi_attr_list_delete(UMPI_OBJ_WIN, *win, &w->attrs);
     if (err != MPI_SUCCESS)
         return err;
+    umpi_lock();
+    err = umpi_rma_drain(w); /* what an erroneous program left in flight, before the memory goes */
+    umpi_unlock();
+    if (err != MPI_SUCCESS)
+        return err;
     /* Every rank's operations are complete at its own end of its epochs; the barrier waits until
      * every rank is there, serving requests meanwhile, so that none is still on its way in. */
     err = umpi_impl_barrier(w->comm, UMPI_COLL_BLOCKING, NULL);
@@ -504,6 +510,7 @@ void umpi_rma_finalize(void)
         return;
     umpi_progress_unregister(umpi_rma_progress);
     for (umpi_win_t *w = umpi_rma_windows; w != NULL; w = w->next) {
+        umpi_rma_drain(w);
         for (int r = 0; w->rkeys != NULL && r < w->comm->size; r++)
             if (w->rkeys[r] != NULL)
                 umpi_ucx_rkey_destroy(w->rkeys[r]);
