@@ -449,7 +449,7 @@ int umpi_impl_win_free(MPI_Win *win)
 }
 
 /*
- * UCX RMA (UMPI_RMA_UCX, on by default): each process registers its window memory and packs its remote key; every process
+ * UCX RMA (UMPI_RMA_UCX=1): each process registers its window memory and packs its remote key; every process
  * gathers all addresses and keys (two allgathers and an allgatherv). A process whose memory is
  * empty, or could not be registered, publishes no key: operations to it go by message.
  */
