@@ -186,6 +186,22 @@ static void umpi__win_publish(umpi_win_t *w, MPI_Win *win)
     umpi_debug(2, "window 0x%x created (flavor %d, %ld bytes)", (unsigned) w->handle, w->flavor, (long) w->size);
 }
 
+/* The last step of every constructor but create_dynamic: the memory registered for UCX RMA (where
+ * UMPI_RMA_UCX=1), the base handed out (baseptr non-NULL: the flavors that allocate), the window
+ * published; a failure destroys it. */
+static int umpi__win_ready(umpi_win_t *w, MPI_Win *win, void *baseptr)
+{
+    int err = umpi_rma_map(w);
+    if (err != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
+    }
+    if (baseptr != NULL)
+        *(void **) baseptr = w->base;
+    umpi__win_publish(w, win);
+    return MPI_SUCCESS;
+}
+
 int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
                          MPI_Win *win)
 {
@@ -196,13 +212,7 @@ int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info
     if (err != MPI_SUCCESS)
         return err;
     w->base = base;
-    err = umpi_rma_map(w);
-    if (err != MPI_SUCCESS) {
-        umpi__win_destroy(w);
-        return err;
-    }
-    umpi__win_publish(w, win);
-    return MPI_SUCCESS;
+    return umpi__win_ready(w, win, NULL);
 }
 
 int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
@@ -217,14 +227,7 @@ int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, ump
         umpi__win_destroy(w);
         return umpi_err_create(MPI_ERR_NO_MEM, "cannot allocate %ld bytes of window memory", (long) size);
     }
-    err = umpi_rma_map(w);
-    if (err != MPI_SUCCESS) {
-        umpi__win_destroy(w);
-        return err;
-    }
-    *(void **) baseptr = w->base;
-    umpi__win_publish(w, win);
-    return MPI_SUCCESS;
+    return umpi__win_ready(w, win, baseptr);
 }
 
 int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *win)
@@ -310,14 +313,7 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
         off += w->sizes[r];
     }
     w->base = w->size > 0 ? w->shared_bases[me] : NULL;
-    err = umpi_rma_map(w);
-    if (err != MPI_SUCCESS) {
-        umpi__win_destroy(w);
-        return err;
-    }
-    *(void **) baseptr = w->base;
-    umpi__win_publish(w, win);
-    return MPI_SUCCESS;
+    return umpi__win_ready(w, win, baseptr);
 }
 
 int umpi_impl_win_shared_query(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
