@@ -375,6 +375,23 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
     mpirun_end_job(job, 128 + (int)signo, (int)signo, SIGNAL_GRACE_S);
 }
 
+/* ---- what the tree hands up ------------------------------------------------------------------- */
+
+/* Filled here, where the functions it names live; the tree holds it from its start (mpirun.h). */
+const struct mpirun_tree_upcalls mpirun_launch_upcalls = {
+    .end_job = mpirun_end_job,
+    .end_local = mpirun_end_local,
+    .signal_local = mpirun_signal_local,
+    .remote_exit = mpirun_remote_exit,
+    .remote_abort = mpirun_remote_abort,
+    .ranks_lost = mpirun_ranks_lost,
+    .maybe_done = mpirun_maybe_done,
+    .iof_write = mpirun_iof_write,
+    .iof_pause = mpirun_iof_pause,
+    .iof_stdin_ack = mpirun_iof_stdin_ack,
+    .iof_stdin_data = mpirun_iof_stdin_data,
+};
+
 /* ---- starting the ranks ----------------------------------------------------------------------- */
 
 /* Between fork and exec only async-signal-safe calls: libpmix's thread may hold any lock. */
