@@ -280,20 +280,6 @@ int mpirun_launch(struct mpirun_job *job);
 /* Applies every pending note of the PMIx thread (also called before judging a child's exit, so
  * that a rank's finalize or abort is known before its exit is). */
 void mpirun_handle_notes(struct mpirun_job *job);
-/* First failure wins the exit code; then every rank still running is terminated, on every node. */
-void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s);
-/* Only this node's ranks: what END from the head asks of a daemon. */
-void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s);
-void mpirun_signal_local(struct mpirun_job *job, int signo);
-/* Head: a rank of another node exited, as its daemon reported. */
-void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
-                        int finalized, int aborted);
-/* Head: a rank of another node called MPI_Abort. */
-void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg);
-/* Head: the ranks of a lost node: counted as gone, without a verdict of their own. */
-void mpirun_ranks_lost(struct mpirun_job *job, int node);
-/* Stops the event loop when there is nothing left to wait for. */
-void mpirun_maybe_done(struct mpirun_job *job);
 /* What the tree hands up to launch.c and iof.c (main.c and daemon.c give it to the tree). */
 extern const struct mpirun_tree_upcalls mpirun_launch_upcalls;
 /* "pid 1234" or, across machines, "pid 1234 on node7": where a rank ran, for messages. */
