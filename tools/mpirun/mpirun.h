@@ -29,6 +29,11 @@
  *   tree_conn.c   the tree's sockets: frames written and cut, flow control, closing
  *   daemon.c      a daemon's start: reach the parent, receive the job, run it
  *   slurm.c       inside a Slurm allocation: the job handed to srun, options translated
+ *
+ * Each file calls only those below it: main.c; daemon.c and slurm.c; launch.c; iof.c; the tree
+ * (tree_spawn.c over tree_route.c over tree_end.c over tree_conn.c); then server.c, bind.c and
+ * wire.c (over hosts.c), and error.c under all. What the tree learns it hands up to launch.c and
+ * iof.c through one table of callbacks (struct mpirun_tree_upcalls), never by name.
  */
 #ifndef MPIRUN_H
 #define MPIRUN_H
