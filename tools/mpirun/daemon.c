@@ -306,7 +306,7 @@ int mpirun_daemon_main(int argc, char **argv)
         prog_errno = errno;
 
     /* Children first: their start is the slow part, and goes on while our ranks start. */
-    if (mpirun_tree_daemon_start(&job, fd, &d, frame, frame_len) < 0) {
+    if (mpirun_tree_daemon_start(&job, fd, &d, frame, frame_len, &mpirun_launch_upcalls) < 0) {
         mpirun_error("cannot join the launch tree");
         return 1;
     }

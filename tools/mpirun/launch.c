@@ -47,17 +47,13 @@ static void signal_ranks(struct mpirun_job *job, int signo)
     }
 }
 
-void mpirun_signal_local(struct mpirun_job *job, int signo)
-{
-    signal_ranks(job, signo);
-}
-
 static void on_kill_timer(evutil_socket_t fd, short what, void *arg)
 {
     signal_ranks(arg, SIGKILL);
 }
 
-void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s)
+/* Only this node's ranks: what END from the head asks of a daemon. */
+static void end_local(struct mpirun_job *job, int signo, double grace_s)
 {
     struct timeval tv = { .tv_sec = (long)grace_s,
                           .tv_usec = (long)((grace_s - (long)grace_s) * 1e6) };
@@ -76,7 +72,8 @@ void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s)
         signal_ranks(job, SIGKILL);
 }
 
-void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s)
+/* First failure wins the exit code; then every rank still running is terminated, on every node. */
+static void end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s)
 {
     if (!job->have_exit_code) {
         job->exit_code = exit_code;
@@ -85,7 +82,7 @@ void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double gra
     if (job->ending)
         return;
     mpirun_tree_end(job, signo, grace_s);
-    mpirun_end_local(job, signo, grace_s);
+    end_local(job, signo, grace_s);
 }
 
 const char *mpirun_rank_where(struct mpirun_job *job, int rank, char *buf, size_t len)
@@ -122,7 +119,7 @@ static void report_abort(struct mpirun_job *job, struct mpirun_rank *rk, int cod
             fprintf(stderr, "%s: rank %d%s aborted the job with code %d\n", mpirun_name,
                     rk->rank, where, code);
     }
-    mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
+    end_job(job, code, SIGTERM, FAIL_GRACE_S);
 }
 
 void mpirun_handle_notes(struct mpirun_job *job)
@@ -181,7 +178,8 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
  */
 #define VERDICT_WAIT_S 0.5
 
-void mpirun_maybe_done(struct mpirun_job *job)
+/* Stops the event loop when there is nothing left to wait for. */
+static void maybe_done(struct mpirun_job *job)
 {
     /* A daemon runs until the head says the job is over (tree_end.c). */
     if (job->vertex > 0)
@@ -206,7 +204,7 @@ static void judge_exit(struct mpirun_job *job, struct mpirun_rank *rk)
         fprintf(stderr, "%s: rank %d (%s) killed by signal %d (%s)%s\n", mpirun_name,
                 rk->rank, where, sig, strsignal(sig),
                 job->nrunning > 0 ? "; ending the job" : "");
-        mpirun_end_job(job, 128 + sig, SIGTERM, FAIL_GRACE_S);
+        end_job(job, 128 + sig, SIGTERM, FAIL_GRACE_S);
     } else if (WEXITSTATUS(status) != 0) {
         int code = WEXITSTATUS(status);
 
@@ -221,12 +219,12 @@ static void judge_exit(struct mpirun_job *job, struct mpirun_rank *rk)
         fprintf(stderr, "%s: rank %d (%s) exited with code %d%s%s\n", mpirun_name, rk->rank,
                 where, code, rk->connected ? " before MPI_Finalize" : "",
                 job->nrunning > 0 ? "; ending the job" : "");
-        mpirun_end_job(job, code, SIGTERM, FAIL_GRACE_S);
+        end_job(job, code, SIGTERM, FAIL_GRACE_S);
     } else if (rk->connected && !rk->finalized && rk->others_running) {
         /* The others would wait for it for ever in their next collective. */
         fprintf(stderr, "%s: rank %d (%s) exited without calling MPI_Finalize; ending the job\n",
                 mpirun_name, rk->rank, where);
-        mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
+        end_job(job, 1, SIGTERM, FAIL_GRACE_S);
     }
 }
 
@@ -246,7 +244,7 @@ static void settle(struct mpirun_job *job, struct mpirun_rank *rk)
     rk->verdict_pending = 0;
     job->npending--;
     exit_settled(job, rk);
-    mpirun_maybe_done(job);
+    maybe_done(job);
 }
 
 static void on_verdict_timer(evutil_socket_t fd, short what, void *arg)
@@ -279,7 +277,8 @@ static void rank_exited(struct mpirun_job *job, struct mpirun_rank *rk, int stat
     exit_settled(job, rk);
 }
 
-void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
+/* Head: a rank of another node exited, as its daemon reported. */
+static void remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
                         int finalized, int aborted)
 {
     struct mpirun_rank *rk;
@@ -296,10 +295,11 @@ void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status,
     job->nrunning--;
     rk->others_running = job->nrunning > 0;
     judge_exit(job, rk);
-    mpirun_maybe_done(job);
+    maybe_done(job);
 }
 
-void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg)
+/* Head: a rank of another node called MPI_Abort. */
+static void remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg)
 {
     if (rank < 0 || rank >= job->np)
         return;
@@ -308,7 +308,8 @@ void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, 
     report_abort(job, &job->ranks[rank], code, msg);
 }
 
-void mpirun_ranks_lost(struct mpirun_job *job, int node)
+/* Head: the ranks of a lost node: counted as gone, without a verdict of their own. */
+static void ranks_lost(struct mpirun_job *job, int node)
 {
     for (int r = 0; r < job->np; r++) {
         struct mpirun_rank *rk = &job->ranks[r];
@@ -319,7 +320,7 @@ void mpirun_ranks_lost(struct mpirun_job *job, int node)
             job->nrunning--;
         }
     }
-    mpirun_maybe_done(job);
+    maybe_done(job);
 }
 
 static void on_sigchld(evutil_socket_t fd, short what, void *arg)
@@ -341,7 +342,7 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
             }
         }
     }
-    mpirun_maybe_done(job);
+    maybe_done(job);
 }
 
 /* ---- signals to mpirun ------------------------------------------------------------------------ */
@@ -358,7 +359,7 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
         /* A daemon signalled on its own host (not through the head): it stops, and says so. */
         mpirun_tree_error(job, 128 + (int)signo, "the umpi daemon on %s received signal %d (%s)",
                           job->hostname, (int)signo, strsignal((int)signo));
-        mpirun_end_local(job, SIGKILL, 0);
+        end_local(job, SIGKILL, 0);
         return;
     }
     if (signo == SIGUSR1 || signo == SIGUSR2) {
@@ -372,8 +373,26 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
         mpirun_tree_end(job, SIGKILL, 0);
         return;
     }
-    mpirun_end_job(job, 128 + (int)signo, (int)signo, SIGNAL_GRACE_S);
+    end_job(job, 128 + (int)signo, (int)signo, SIGNAL_GRACE_S);
 }
+
+/* ---- what the tree hands up ------------------------------------------------------------------- */
+
+/* Filled here, where the functions it names live; the tree holds it from its start (mpirun.h).
+ * Those of launch.c are file-local: the tree reaches them through the table alone. */
+const struct mpirun_tree_upcalls mpirun_launch_upcalls = {
+    .end_job = end_job,
+    .end_local = end_local,
+    .signal_local = signal_ranks,
+    .remote_exit = remote_exit,
+    .remote_abort = remote_abort,
+    .ranks_lost = ranks_lost,
+    .maybe_done = maybe_done,
+    .iof_write = mpirun_iof_write,
+    .iof_pause = mpirun_iof_pause,
+    .iof_stdin_ack = mpirun_iof_stdin_ack,
+    .iof_stdin_data = mpirun_iof_stdin_data,
+};
 
 /* ---- starting the ranks ----------------------------------------------------------------------- */
 
@@ -542,7 +561,7 @@ int mpirun_launch(struct mpirun_job *job)
     /* Launch agents started before this loop watched SIGCHLD may have exited already. */
     on_sigchld(-1, 0, job);
     if (job->stdin_remote && mpirun_iof_stdin_remote_start(job) < 0)
-        mpirun_end_job(job, 1, SIGTERM, FAIL_GRACE_S);
+        end_job(job, 1, SIGTERM, FAIL_GRACE_S);
 
     for (int r = 0; r < job->np && !job->ending; r++) {
         if (job->map.node_of[r] != job->my_node)
@@ -551,7 +570,7 @@ int mpirun_launch(struct mpirun_job *job)
             if (job->vertex > 0)
                 mpirun_tree_error(job, 1, "cannot start rank %d on %s", r, job->hostname);
             else
-                mpirun_end_job(job, 1, SIGKILL, 0);
+                end_job(job, 1, SIGKILL, 0);
             break;
         }
         /* A signal or a failure during a long start stops the starting. */

@@ -467,7 +467,7 @@ static int run_on_hosts(struct mpirun_job *job, struct host_opts *ho)
     }
     job->stdin_remote = job->map.node_of[0] != job->my_node;
 
-    if (mpirun_tree_head_start(job, &opts, &ho->hosts, &ho->mapping) == 0 &&
+    if (mpirun_tree_head_start(job, &opts, &ho->hosts, &ho->mapping, &mpirun_launch_upcalls) == 0 &&
         (job->my_node < 0 ||
          (mpirun_bind_setup(job, job->nlocal) == 0 && mpirun_server_start(job) == 0)) &&
         mpirun_launch(job) == 0)

@@ -29,6 +29,11 @@
  *   tree_conn.c   the tree's sockets: frames written and cut, flow control, closing
  *   daemon.c      a daemon's start: reach the parent, receive the job, run it
  *   slurm.c       inside a Slurm allocation: the job handed to srun, options translated
+ *
+ * Each file calls only those below it: main.c; daemon.c and slurm.c; launch.c; iof.c; the tree
+ * (tree_spawn.c over tree_route.c over tree_end.c over tree_conn.c); then server.c, bind.c and
+ * wire.c (over hosts.c), and error.c under all. What the tree learns it hands up to launch.c and
+ * iof.c through one table of callbacks (struct mpirun_tree_upcalls), never by name.
  */
 #ifndef MPIRUN_H
 #define MPIRUN_H
@@ -41,6 +46,7 @@
 
 struct mpirun_job;
 struct mpirun_launch_desc;
+struct mpirun_tree_upcalls;
 struct event_base;
 struct event;
 struct hwloc_topology;
@@ -279,20 +285,8 @@ int mpirun_launch(struct mpirun_job *job);
 /* Applies every pending note of the PMIx thread (also called before judging a child's exit, so
  * that a rank's finalize or abort is known before its exit is). */
 void mpirun_handle_notes(struct mpirun_job *job);
-/* First failure wins the exit code; then every rank still running is terminated, on every node. */
-void mpirun_end_job(struct mpirun_job *job, int exit_code, int signo, double grace_s);
-/* Only this node's ranks: what END from the head asks of a daemon. */
-void mpirun_end_local(struct mpirun_job *job, int signo, double grace_s);
-void mpirun_signal_local(struct mpirun_job *job, int signo);
-/* Head: a rank of another node exited, as its daemon reported. */
-void mpirun_remote_exit(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
-                        int finalized, int aborted);
-/* Head: a rank of another node called MPI_Abort. */
-void mpirun_remote_abort(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg);
-/* Head: the ranks of a lost node: counted as gone, without a verdict of their own. */
-void mpirun_ranks_lost(struct mpirun_job *job, int node);
-/* Stops the event loop when there is nothing left to wait for. */
-void mpirun_maybe_done(struct mpirun_job *job);
+/* What the tree hands up to launch.c and iof.c (main.c and daemon.c give it to the tree). */
+extern const struct mpirun_tree_upcalls mpirun_launch_upcalls;
 /* "pid 1234" or, across machines, "pid 1234 on node7": where a rank ran, for messages. */
 const char *mpirun_rank_where(struct mpirun_job *job, int rank, char *buf, size_t len);
 
@@ -328,14 +322,55 @@ struct mpirun_tree_opts {
     const char *address;  /* the address daemons connect back to; NULL or "": every one of ours */
 };
 
+/*
+ * The one way the tree calls up. The tree is a transport below launch.c and iof.c: they call it
+ * by name (the functions below), and what it learns from other vertices, or from the state of
+ * its own links, it hands up through this table alone, never by naming a function of theirs.
+ * launch.c fills it (mpirun_launch_upcalls) and main.c or daemon.c gives it to the tree as the
+ * tree starts, before anything can come up: a child lost while the agents start calls up.
+ */
+struct mpirun_tree_upcalls {
+    /* launch.c */
+    /* First failure wins the exit code; then every rank still running is terminated, on every
+     * node (a lost subtree at the head). */
+    void (*end_job)(struct mpirun_job *job, int exit_code, int signo, double grace_s);
+    /* Only this node's ranks: what END from the head asks of a daemon, and SIGKILL at once when
+     * its parent is gone. */
+    void (*end_local)(struct mpirun_job *job, int signo, double grace_s);
+    /* SIGNAL from the head: signo to this node's ranks. */
+    void (*signal_local)(struct mpirun_job *job, int signo);
+    /* Head: a rank of another node exited, as its daemon reported. */
+    void (*remote_exit)(struct mpirun_job *job, int rank, pid_t pid, int status, int connected,
+                        int finalized, int aborted);
+    /* Head: a rank of another node called MPI_Abort. */
+    void (*remote_abort)(struct mpirun_job *job, int rank, pid_t pid, int code, const char *msg);
+    /* Head: the ranks of a lost node: counted as gone, without a verdict of their own. */
+    void (*ranks_lost)(struct mpirun_job *job, int node);
+    /* Stops the event loop when there is nothing left to wait for. */
+    void (*maybe_done)(struct mpirun_job *job);
+
+    /* iof.c */
+    /* Head: output of a rank of another node, written as our own (mpirun_iof_write). */
+    void (*iof_write)(struct mpirun_job *job, int rank, int dest_fd, const char *p, size_t len,
+                      int end_line);
+    /* Daemon: its parent link is congested (resume 0) or drained (1) (mpirun_iof_pause). */
+    void (*iof_pause)(struct mpirun_job *job, int resume);
+    /* Head: rank 0's node acknowledged a chunk of stdin (mpirun_iof_stdin_ack). */
+    void (*iof_stdin_ack)(struct mpirun_job *job, int more);
+    /* Rank 0's daemon: stdin from the head for rank 0 (mpirun_iof_stdin_data). */
+    void (*iof_stdin_data)(struct mpirun_job *job, const char *p, size_t len);
+};
+
 /* Head: listens, starts its direct children through the agent (hl and m: what every daemon
- * computes the map from). */
+ * computes the map from). up: how the tree calls up, for as long as it lives. */
 int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts *opts,
-                           const struct mpirun_hostlist *hl, const struct mpirun_mapping *m);
+                           const struct mpirun_hostlist *hl, const struct mpirun_mapping *m,
+                           const struct mpirun_tree_upcalls *up);
 /* Daemon (daemon.c): joins the tree through the connection fd to its parent, over which the job
  * description d came (launch_frame: that LAUNCH message, for our own children). */
 int mpirun_tree_daemon_start(struct mpirun_job *job, int fd, struct mpirun_launch_desc *d,
-                             const char *launch_frame, size_t launch_len);
+                             const char *launch_frame, size_t launch_len,
+                             const struct mpirun_tree_upcalls *up);
 /* Head, after the event loop: every daemon told to finish, waited for, agents reaped. */
 void mpirun_tree_finish(struct mpirun_job *job);
 /* Daemon main (daemon.c): argv after --umpi-daemon. Returns the exit status. */

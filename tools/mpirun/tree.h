@@ -37,13 +37,15 @@
  *   tree_spawn.c  starting: the tree's numbering, listening, the launch agents, a child's HELLO
  *                 answered with LAUNCH; the head's and a daemon's way into the tree
  *   tree_route.c  messages: what each frame from a child or from the parent means (relayed, or
- *                 handed to launch.c, iof.c, server.c), the fences, the messages the job sends
+ *                 handed up, or to server.c), the fences, the messages the job sends
  *   tree_end.c    failures and the end: a lost subtree or parent, END, SHUTDOWN and BYE, the
  *                 agents reaped
  *   tree_conn.c   the sockets: frames written up or down toward a vertex, flow control, frames
  *                 cut from what arrives, connections closed
- * The job and the tree talk both ways: launch.c and iof.c tell the tree what happened here
- * (mpirun.h lists those calls), and the tree tells them what happened elsewhere.
+ * The tree is below the job: launch.c and iof.c tell it what happened here by calling it
+ * (mpirun.h lists those calls); what happened elsewhere the tree hands up only through the table
+ * it was given at its start (t->up, struct mpirun_tree_upcalls in mpirun.h), so that no file of
+ * the tree names a function of launch.c or iof.c.
  *
  * Everything here runs on the main thread.
  */
@@ -91,6 +93,7 @@ struct greeting {
 struct mpirun_tree {
     /* set once when the tree is made (tree_spawn.c) */
     struct mpirun_job *job;
+    const struct mpirun_tree_upcalls *up;   /* the one way up, to launch.c and iof.c (mpirun.h) */
     int nverts, fanout, timeout_s;
     int *vertex_node;             /* [nverts]: node whose ranks each vertex forks (-1: none) */
     int *node_vertex;             /* [nnodes] */

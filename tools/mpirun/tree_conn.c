@@ -25,7 +25,7 @@
 static void decongest(struct mpirun_tree *t, int resume)
 {
     t->congested = !resume;
-    mpirun_iof_pause(t->job, resume);
+    t->up->iof_pause(t->job, resume);
     for (int i = 0; i < t->nchild; i++) {
         if (t->child[i].bev == NULL)
             continue;

@@ -82,11 +82,11 @@ void mpirun_tree_head_lost(struct mpirun_tree *t, int code, int lost_vertex, con
             while (u > lost_vertex)
                 u = mpirun_tree_parent_of(t, u);
             if (u == lost_vertex && t->vertex_node[v] >= 0)
-                mpirun_ranks_lost(job, t->vertex_node[v]);
+                t->up->ranks_lost(job, t->vertex_node[v]);
         }
     }
-    mpirun_end_job(job, code, SIGTERM, MPIRUN_FAIL_GRACE_S);
-    mpirun_maybe_done(job);
+    t->up->end_job(job, code, SIGTERM, MPIRUN_FAIL_GRACE_S);
+    t->up->maybe_done(job);
 }
 
 void mpirun_tree_report(struct mpirun_tree *t, int code, int lost_vertex, const char *msg)
@@ -158,7 +158,7 @@ void mpirun_tree_parent_gone(struct mpirun_tree *t)
 {
     /* Nobody left to report to or to take orders from: end everything here, at once. */
     t->parent_lost = 1;
-    mpirun_end_local(t->job, SIGKILL, 0);
+    t->up->end_local(t->job, SIGKILL, 0);
     event_base_loopbreak(t->job->base);
 }
 
@@ -187,7 +187,7 @@ static void on_giveup(evutil_socket_t fd, short what, void *arg)
             kill(l->agent, SIGKILL);
         mpirun_tree_head_lost(t, 1, l->vertex, "");
     }
-    mpirun_maybe_done(t->job);
+    t->up->maybe_done(t->job);
 }
 
 void mpirun_tree_end(struct mpirun_job *job, int signo, double grace_s)

@@ -7,7 +7,8 @@
  * which it gathers with its own node's part first, and BYE, which is for it alone; the head acts
  * on each message (output written, a rank's exit judged, ...). Down: a message for every vertex
  * (MPIRUN_TO_ALL) is passed on and acted on; one for a single vertex is passed toward it, and
- * acted on there.
+ * acted on there. Acting on a message is mostly handing it up to launch.c or iof.c, through the
+ * tree's upcalls (t->up).
  */
 #include "tree.h"
 
@@ -133,7 +134,7 @@ static int from_child(struct link *l, const char *frame, uint32_t len, uint32_t 
 
         if (r.bad || rank >= (uint32_t)job->np || (fd != 1 && fd != 2))
             return -1;
-        mpirun_iof_write(job, (int)rank, fd, data, dlen, eol);
+        t->up->iof_write(job, (int)rank, fd, data, dlen, eol);
         return 0;
     }
     case MPIRUN_MSG_RANK_EXIT: {
@@ -143,7 +144,7 @@ static int from_child(struct link *l, const char *frame, uint32_t len, uint32_t 
 
         if (r.bad || rank >= (uint32_t)job->np)
             return -1;
-        mpirun_remote_exit(job, (int)rank, (pid_t)pid, (int)status, conn, fin, ab);
+        t->up->remote_exit(job, (int)rank, (pid_t)pid, (int)status, conn, fin, ab);
         return 0;
     }
     case MPIRUN_MSG_ABORT: {
@@ -155,7 +156,7 @@ static int from_child(struct link *l, const char *frame, uint32_t len, uint32_t 
             free(msg);
             return -1;
         }
-        mpirun_remote_abort(job, (int)rank, (pid_t)pid, code, msg);
+        t->up->remote_abort(job, (int)rank, (pid_t)pid, code, msg);
         free(msg);
         return 0;
     }
@@ -164,7 +165,7 @@ static int from_child(struct link *l, const char *frame, uint32_t len, uint32_t 
 
         if (r.bad)
             return -1;
-        mpirun_iof_stdin_ack(job, more != 0);
+        t->up->iof_stdin_ack(job, more != 0);
         return 0;
     }
     case MPIRUN_MSG_ERROR: {
@@ -236,7 +237,7 @@ static int from_parent(struct mpirun_tree *t, const char *frame, uint32_t len, u
         size_t dlen;
         const char *data = mpirun_rbuf_rest(&r, &dlen);
 
-        mpirun_iof_stdin_data(job, data, dlen);
+        t->up->iof_stdin_data(job, data, dlen);
         return 0;
     }
     case MPIRUN_MSG_END: {
@@ -244,7 +245,7 @@ static int from_parent(struct mpirun_tree *t, const char *frame, uint32_t len, u
 
         if (r.bad || signo >= NSIG)
             return -1;
-        mpirun_end_local(job, (int)signo, grace_ms / 1000.0);
+        t->up->end_local(job, (int)signo, grace_ms / 1000.0);
         return 0;
     }
     case MPIRUN_MSG_SIGNAL: {
@@ -252,7 +253,7 @@ static int from_parent(struct mpirun_tree *t, const char *frame, uint32_t len, u
 
         if (r.bad || signo >= NSIG)
             return -1;
-        mpirun_signal_local(job, (int)signo);
+        t->up->signal_local(job, (int)signo);
         return 0;
     }
     case MPIRUN_MSG_SHUTDOWN:

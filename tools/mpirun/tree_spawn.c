@@ -36,7 +36,7 @@
 /* This process's tree, numbered as every process of the job numbers it: vertex 0 (the head) forks
  * the ranks of head_node (none when -1), the other nodes are vertices 1, 2, ... in map order. */
 static struct mpirun_tree *tree_new(struct mpirun_job *job, int head_node, int fanout,
-                                    int timeout_s)
+                                    int timeout_s, const struct mpirun_tree_upcalls *up)
 {
     struct mpirun_tree *t = calloc(1, sizeof(*t));
     int v = 1;
@@ -44,6 +44,7 @@ static struct mpirun_tree *tree_new(struct mpirun_job *job, int head_node, int f
     if (t == NULL)
         return NULL;
     t->job = job;
+    t->up = up;
     t->fanout = fanout;
     t->timeout_s = timeout_s;
     t->nverts = 1 + job->map.nnodes - (head_node >= 0);
@@ -427,9 +428,10 @@ static void random_token(char out[33])
 }
 
 int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts *opts,
-                           const struct mpirun_hostlist *hl, const struct mpirun_mapping *m)
+                           const struct mpirun_hostlist *hl, const struct mpirun_mapping *m,
+                           const struct mpirun_tree_upcalls *up)
 {
-    struct mpirun_tree *t = tree_new(job, job->my_node, opts->fanout, opts->timeout_s);
+    struct mpirun_tree *t = tree_new(job, job->my_node, opts->fanout, opts->timeout_s, up);
     struct mpirun_launch_desc d = { 0 };
     char self[4096], cwd[4096];
     ssize_t n;
@@ -483,9 +485,10 @@ int mpirun_tree_head_start(struct mpirun_job *job, const struct mpirun_tree_opts
 }
 
 int mpirun_tree_daemon_start(struct mpirun_job *job, int fd, struct mpirun_launch_desc *d,
-                             const char *launch_frame, size_t launch_len)
+                             const char *launch_frame, size_t launch_len,
+                             const struct mpirun_tree_upcalls *up)
 {
-    struct mpirun_tree *t = tree_new(job, d->head_node, d->fanout, d->timeout_s);
+    struct mpirun_tree *t = tree_new(job, d->head_node, d->fanout, d->timeout_s, up);
 
     if (t == NULL)
         return -1;
