@@ -23,6 +23,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         bad += mem[i] != (i ^ left);
     MT_CHECK(bad == 0, "big put: %d wrong", bad);
+    /* The check above is a local load of the window: the accumulate below must not be in its epoch
+     * (a rank that leaves the fence first could otherwise XOR this rank's data back to zero before
+     * it has looked). */
+    MPI_Win_fence(0, win);
     MPI_Accumulate(src, n, MPI_INT, right, 0, n, MPI_INT, MPI_BXOR, win);
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     bad = 0;
