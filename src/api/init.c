@@ -164,6 +164,13 @@ int umpi_impl_finalize(void)
     if (umpi_ucx_flush_start(&flush) == UMPI_OK)
         umpi_ucx_wait(flush);
     umpi_unlock();
+    /* The flush may wait for a peer's progress (an endpoint this process made late, still wiring
+     * up over TCP, needs the peer's answer); the process manager's fence below makes none. So
+     * everyone meets in a barrier first, which serves the network while it waits: past it, every
+     * flush is done and nothing needs anyone's progress. */
+    int barrier_err = umpi_impl_barrier(&umpi_comm_world, UMPI_COLL_BLOCKING, NULL);
+    if (barrier_err != MPI_SUCCESS)
+        umpi_debug(1, "MPI_Finalize: the closing barrier failed (%d)", barrier_err);
     /* Nobody tears down endpoints that a peer may still be sending over. */
     umpi_status_t st = umpi_pmi_fence();
     umpi_global.is_multi = 0;
