@@ -1,9 +1,9 @@
 /*
  * Windows and one-sided communication (MPI_Win_*, MPI_Put/Get/Accumulate and kin).
  *
- * Design: with UMPI_RMA_UCX=1, contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx /
- * ucp_get_nbx on memory registered at window creation, whose packed remote keys every process
- * gathers then; off by default: README, one-sided), and need nothing from the target process
+ * Design: contiguous MPI_Put / MPI_Get go through UCX RMA (ucp_put_nbx / ucp_get_nbx on memory
+ * registered at window creation, whose packed remote keys every process gathers then; the knob
+ * UMPI_RMA_UCX=0 sends them as messages instead), and need nothing from the target process
  * where the transport does RMA in hardware (UCX emulates it with messages elsewhere, which the
  * target's UCX progress serves).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose

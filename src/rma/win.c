@@ -186,8 +186,8 @@ static void umpi__win_publish(umpi_win_t *w, MPI_Win *win)
     umpi_debug(2, "window 0x%x created (flavor %d, %ld bytes)", (unsigned) w->handle, w->flavor, (long) w->size);
 }
 
-/* The last step of every constructor but create_dynamic: the memory registered for UCX RMA (where
- * UMPI_RMA_UCX=1), the base handed out (baseptr non-NULL: the flavors that allocate), the window
+/* The last step of every constructor but create_dynamic: the memory registered for UCX RMA (unless
+ * UMPI_RMA_UCX=0), the base handed out (baseptr non-NULL: the flavors that allocate), the window
  * published; a failure destroys it. */
 static int umpi__win_ready(umpi_win_t *w, MPI_Win *win, void *baseptr)
 {
@@ -445,9 +445,10 @@ int umpi_impl_win_free(MPI_Win *win)
 }
 
 /*
- * UCX RMA (UMPI_RMA_UCX=1): each process registers its window memory and packs its remote key; every process
- * gathers all addresses and keys (two allgathers and an allgatherv). A process whose memory is
- * empty, or could not be registered, publishes no key: operations to it go by message.
+ * UCX RMA (unless UMPI_RMA_UCX=0): each process registers its window memory and packs its remote
+ * key; every process gathers all addresses and keys (two allgathers and an allgatherv). A process
+ * whose memory is empty, or could not be registered, publishes no key: operations to it go by
+ * message.
  */
 int umpi_rma_map(umpi_win_t *w)
 {
