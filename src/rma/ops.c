@@ -26,8 +26,8 @@ int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rm
     h->reply_tag = 0;
     if (reply != NULL) {
         h->reply_tag = UMPI_RMA_TAG_REPLY + (w->seq++ % UMPI_RMA_SEQ_SPAN);
-        st = umpi_ucx_recv_blocking(reply, reply_len, umpi_ucx_send_tag(c->context_id, target, (int) h->reply_tag),
-                                    ~(ucp_tag_t) 0, &rw);
+        st = umpi_ucx_recv_blocking(reply, reply_len + sizeof(umpi_rma_status_t),
+                                    umpi_ucx_send_tag(c->context_id, target, (int) h->reply_tag), ~(ucp_tag_t) 0, &rw);
     }
     memcpy(msg, h, sizeof(*h));
     if (blen)
@@ -56,9 +56,17 @@ int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rm
         st = umpi_ucx_status(rw.status, "one-sided reply");
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "one-sided communication");
-    if (reply == NULL)
+    if (reply == NULL) {
         w->dirty[target] = 1;
-    return MPI_SUCCESS;
+        return MPI_SUCCESS;
+    }
+    umpi_rma_status_t rs;
+    memcpy(&rs, (char *) reply + reply_len, sizeof(rs));
+    if (rs.code == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return umpi_err_create(MPI_ERR_RMA_RANGE, "%sbytes [%p, %p) at target rank %d are not in memory attached to "
+                           "dynamic window 0x%x", rs.earlier ? "an operation since the last flush accessed " : "",
+                           (void *) (intptr_t) rs.lo, (void *) (intptr_t) rs.hi, target, (unsigned) w->handle);
 }
 
 int umpi_rma_drain(umpi_win_t *w)
@@ -97,9 +105,9 @@ int umpi_rma_flush_target(umpi_win_t *w, int target)
     if (err != MPI_SUCCESS || !w->dirty[target])
         return err;
     umpi_rma_hdr_t h = { .kind = UMPI_RMA_FLUSH };
-    err = umpi_rma_request(w, target, &h, NULL, NULL, &h, 0);
-    if (err == MPI_SUCCESS)
-        w->dirty[target] = 0;
+    umpi_rma_status_t rs;
+    err = umpi_rma_request(w, target, &h, NULL, NULL, &rs, 0);
+    w->dirty[target] = 0; /* an error was reported: flushed all the same */
     return err;
 }
 
@@ -320,7 +328,7 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
             umpi_dtype_pack(o->odt, o->obuf, o->ocount, payload);
     }
     if (fetch)
-        reply = malloc((size_t) tbytes);
+        reply = malloc((size_t) tbytes + sizeof(umpi_rma_status_t));
     if ((h.bytes && payload == NULL) || (fetch && reply == NULL)) {
         err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory for %ld bytes of one-sided data", (long) tbytes);
     } else {

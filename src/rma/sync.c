@@ -28,11 +28,16 @@ static int umpi__check_rank(const umpi_win_t *w, int rank)
                            w->comm->size);
 }
 
+/* A range error reported by one target (an access outside its dynamic window's attached memory)
+ * leaves the flush whole: the others are flushed too, and the first error comes back. */
 static int umpi__flush_all(umpi_win_t *w)
 {
     int err = MPI_SUCCESS;
-    for (int r = 0; r < w->comm->size && err == MPI_SUCCESS; r++)
-        err = umpi_rma_flush_target(w, r);
+    for (int r = 0; r < w->comm->size && (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE); r++) {
+        int e = umpi_rma_flush_target(w, r);
+        if (err == MPI_SUCCESS)
+            err = e;
+    }
     return err;
 }
 
@@ -54,10 +59,13 @@ int umpi_impl_win_fence(int assert, MPI_Win win)
     umpi_lock();
     err = umpi__flush_all(w);
     umpi_unlock();
-    if (err == MPI_SUCCESS)
-        err = umpi_impl_barrier(w->comm, UMPI_COLL_BLOCKING, NULL);
-    if (err == MPI_SUCCESS)
-        w->fence_epoch = !(assert & MPI_MODE_NOSUCCEED);
+    if (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE) { /* the others wait for me */
+        int berr = umpi_impl_barrier(w->comm, UMPI_COLL_BLOCKING, NULL);
+        if (berr == MPI_SUCCESS)
+            w->fence_epoch = !(assert & MPI_MODE_NOSUCCEED);
+        if (err == MPI_SUCCESS)
+            err = berr;
+    }
     return err;
 }
 
@@ -72,7 +80,8 @@ static int umpi__lock(umpi_win_t *w, int lock_type, int rank, int assert)
         return MPI_SUCCESS;
     }
     umpi_rma_hdr_t h = { .kind = UMPI_RMA_LOCK, .lock_type = lock_type };
-    int err = umpi_rma_request(w, rank, &h, NULL, NULL, &h, 0);
+    umpi_rma_status_t rs;
+    int err = umpi_rma_request(w, rank, &h, NULL, NULL, &rs, 0);
     if (err == MPI_SUCCESS)
         w->locked[rank] = lock_type;
     return err;
@@ -86,11 +95,13 @@ static int umpi__unlock(umpi_win_t *w, int rank)
     } else {
         /* the puts land before the lock goes; the unlock's answer covers the requests */
         umpi_rma_hdr_t h = { .kind = UMPI_RMA_UNLOCK, .lock_type = w->locked[rank] };
+        umpi_rma_status_t rs;
         err = umpi_rma_flush_ucx(w, rank);
         if (err == MPI_SUCCESS)
-            err = umpi_rma_request(w, rank, &h, NULL, NULL, &h, 0);
+            err = umpi_rma_request(w, rank, &h, NULL, NULL, &rs, 0);
     }
-    if (err == MPI_SUCCESS) {
+    /* a range error of an earlier operation: the unlock is done all the same, the error reported */
+    if (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE) {
         w->locked[rank] = 0;
         w->dirty[rank] = 0;
     }
@@ -173,9 +184,12 @@ int umpi_impl_win_unlock_all(MPI_Win win)
     umpi_lock();
     if (!w->lock_all)
         err = umpi_err_create(MPI_ERR_RMA_SYNC, "window 0x%x is not locked by MPI_Win_lock_all", (unsigned) win);
-    for (int r = 0; r < w->comm->size && err == MPI_SUCCESS; r++)
-        err = umpi__unlock(w, r);
-    if (err == MPI_SUCCESS)
+    for (int r = 0; r < w->comm->size && (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE); r++) {
+        int e = umpi__unlock(w, r);
+        if (err == MPI_SUCCESS)
+            err = e;
+    }
+    if (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE)
         w->lock_all = 0;
     umpi_unlock();
     return err;

@@ -14,8 +14,15 @@ struct umpi__reply {
 };
 static struct umpi__reply *umpi__replies;
 
-static void umpi__reply(umpi_win_t *w, int origin, uint32_t tag, void *buf, size_t len)
+/* Answers origin on tag with len bytes of data in buf (NULL when len is 0; malloc'ed with room for
+ * a umpi_rma_status_t after the data, given up to this function) followed by *rs (NULL: success). */
+static void umpi__reply(umpi_win_t *w, int origin, uint32_t tag, void *buf, size_t len, const umpi_rma_status_t *rs)
 {
+    static const umpi_rma_status_t ok = { MPI_SUCCESS, 0, 0, 0 };
+    if (buf == NULL && (buf = malloc(sizeof(umpi_rma_status_t))) == NULL)
+        umpi_die(1, "out of memory answering a one-sided request on window 0x%x", (unsigned) w->handle);
+    memcpy((char *) buf + len, rs != NULL ? rs : &ok, sizeof(*rs));
+    len += sizeof(*rs);
     ucp_ep_h ep;
     void *ucx_req = NULL;
     umpi_status_t st = umpi_ucx_ep(umpi_comm_to_world(w->comm, origin), &ep);
@@ -71,7 +78,7 @@ static void umpi__grant(umpi_win_t *w, int origin, int lock_type, uint32_t tag)
         w->lock_excl = 1;
     else
         w->lock_shared++;
-    umpi__reply(w, origin, tag, NULL, 0);
+    umpi__reply(w, origin, tag, NULL, 0, NULL);
 }
 
 static int umpi__grantable(const umpi_win_t *w, int lock_type)
@@ -162,6 +169,20 @@ static void umpi__accumulate(char *mem, const umpi_rma_block_t *b, uint64_t n, c
     free(tout);
 }
 
+/* The answer to a flush or an unlock: every earlier request of the origin is applied, and the first
+ * of them that touched memory not attached (a dynamic window) is reported now. */
+static void umpi__answer_flush(umpi_win_t *w, const umpi_rma_hdr_t *h)
+{
+    const umpi_rma_status_t *rs = NULL;
+    umpi_rma_status_t bad;
+    if (w->unattached != NULL && w->unattached[h->origin].code != MPI_SUCCESS) {
+        bad = w->unattached[h->origin];
+        w->unattached[h->origin].code = MPI_SUCCESS;
+        rs = &bad;
+    }
+    umpi__reply(w, h->origin, h->reply_tag, NULL, 0, rs);
+}
+
 /* Applies one request; msg is the whole message. */
 static void umpi__apply(umpi_win_t *w, char *msg)
 {
@@ -179,12 +200,20 @@ static void umpi__apply(umpi_win_t *w, char *msg)
             hi = b[i].off + b[i].len > hi ? b[i].off + b[i].len : hi;
         }
         if (!umpi__attached(w, h->addr + lo, hi - lo)) {
-            /* Not attached here: nothing is touched (a get returns zeros). The origin cannot know
-             * the target's attachments, so this is reported here. */
-            umpi_debug(1, "window 0x%x: rank %d accessed [%p, %p), which is not attached: ignored",
+            /* Not attached here: nothing is touched, and the origin hears of it in this request's
+             * answer (a get's data are zeros) or, for one without, in the answer to its next flush. */
+            umpi_rma_status_t rs = { MPI_ERR_RMA_RANGE, h->addr + lo, h->addr + hi, 0 };
+            umpi_debug(1, "window 0x%x: rank %d accessed [%p, %p), which is not attached",
                        (unsigned) w->handle, h->origin, (void *) (h->addr + lo), (void *) (h->addr + hi));
-            if (h->reply_tag)
-                umpi__reply(w, h->origin, h->reply_tag, calloc(1, len ? len : 1), len);
+            if (h->reply_tag) {
+                char *zeros = calloc(1, len + sizeof(rs));
+                if (zeros == NULL)
+                    umpi_die(1, "out of memory answering a one-sided request of %zu bytes", len);
+                umpi__reply(w, h->origin, h->reply_tag, zeros, len, &rs);
+            } else if (w->unattached[h->origin].code == MPI_SUCCESS) {
+                rs.earlier = 1;
+                w->unattached[h->origin] = rs;
+            }
             return;
         }
     }
@@ -196,25 +225,25 @@ static void umpi__apply(umpi_win_t *w, char *msg)
         break;
     case UMPI_RMA_GET:
     case UMPI_RMA_GACC:
-        out = malloc(len ? len : 1);
+        out = malloc(len + sizeof(umpi_rma_status_t));
         if (out == NULL)
             umpi_die(1, "out of memory answering a one-sided get of %zu bytes", len);
         umpi__gather(mem, b, h->nblocks, out);
         if (h->kind == UMPI_RMA_GACC && h->op != MPI_NO_OP)
             umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
-        umpi__reply(w, h->origin, h->reply_tag, out, len);
+        umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
         break;
     case UMPI_RMA_ACC:
         umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
         break;
     case UMPI_RMA_CAS:
-        out = malloc(len ? len : 1);
+        out = malloc(len + sizeof(umpi_rma_status_t));
         if (out == NULL)
             umpi_die(1, "out of memory answering a compare-and-swap");
         umpi__gather(mem, b, h->nblocks, out);
         if (memcmp(out, payload + len, len) == 0)
             memcpy(mem + b[0].off, payload, len);
-        umpi__reply(w, h->origin, h->reply_tag, out, len);
+        umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
         break;
     case UMPI_RMA_LOCK:
         umpi__lock(w, h);
@@ -224,11 +253,11 @@ static void umpi__apply(umpi_win_t *w, char *msg)
             w->lock_excl = 0;
         else if (h->lock_type == MPI_LOCK_SHARED && w->lock_shared > 0)
             w->lock_shared--;
-        umpi__reply(w, h->origin, h->reply_tag, NULL, 0);
+        umpi__answer_flush(w, h);
         umpi__grant_waiting(w);
         break;
     case UMPI_RMA_FLUSH:
-        umpi__reply(w, h->origin, h->reply_tag, NULL, 0);
+        umpi__answer_flush(w, h);
         break;
     }
 }

@@ -85,6 +85,16 @@ typedef struct {
 
 _Static_assert(sizeof(umpi_rma_hdr_t) % 8 == 0, "blocks after the header stay aligned");
 
+/* What every reply ends with (after its data, if any): whether the request touched memory that the
+ * target's dynamic window does not have attached; in the answer to a flush or an unlock, whether an
+ * earlier request of the same origin that had no answer did (the origin cannot know the target's
+ * attachments, so the target checks, and the error reaches the origin at its next answer). */
+typedef struct {
+    int64_t code;            /* MPI_SUCCESS or MPI_ERR_RMA_RANGE */
+    int64_t lo, hi;          /* MPI_ERR_RMA_RANGE: the addresses accessed, [lo, hi) */
+    int64_t earlier;         /* 1: by an earlier request (a flush's or an unlock's answer) */
+} umpi_rma_status_t;
+
 typedef struct umpi_rma_region {
     char *base;
     MPI_Aint size;
@@ -142,6 +152,8 @@ typedef struct umpi_win {
     int lock_excl;               /* an exclusive lock granted */
     umpi_rma_waiter_t *waiting;  /* lock requests not yet granted, in arrival order */
     int nwaiting, capwaiting;
+    umpi_rma_status_t *unattached; /* FLAVOR_DYNAMIC, per origin: its first access outside attached
+                                    * memory by a request without an answer, until its next flush */
     umpi_rma_region_t *regions;  /* FLAVOR_DYNAMIC: attached memory */
     int nregions, capregions;
 
@@ -173,8 +185,9 @@ unsigned umpi_rma_progress(void);
 /* Live windows (win.c), for the hook. */
 extern umpi_win_t *umpi_rma_windows;
 
-/* Sends one request (header, blocks, payload) to target; with reply != NULL waits for the answer
- * of reply_len bytes (ops.c). The big lock is held. */
+/* Sends one request (header, blocks, payload) to target; with reply != NULL waits for the answer:
+ * reply_len bytes of data and a umpi_rma_status_t, for which reply has room after the data
+ * (MPI_ERR_RMA_RANGE when the status says so). ops.c; the big lock is held. */
 int umpi_rma_request(umpi_win_t *w, int target, umpi_rma_hdr_t *h, const umpi_rma_block_t *blocks,
                      const void *payload, void *reply, size_t reply_len);
 /* Remote completion of everything sent to target: a UCX endpoint flush after puts, a flush round

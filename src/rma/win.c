@@ -81,6 +81,7 @@ static void umpi__win_destroy(umpi_win_t *w)
     free(w->rkeys);
     free(w->waiting);
     free(w->regions);
+    free(w->unattached);
     free(w);
 }
 
@@ -236,6 +237,11 @@ int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *
     int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, &w);
     if (err != MPI_SUCCESS)
         return err;
+    w->unattached = calloc((size_t) w->comm->size, sizeof(*w->unattached)); /* all MPI_SUCCESS */
+    if (w->unattached == NULL) {
+        umpi__win_destroy(w);
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a window");
+    }
     umpi__win_publish(w, win);
     return MPI_SUCCESS;
 }

@@ -114,6 +114,36 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_detach(dyn, buf), MPI_ERR_RMA_ATTACH, "MPI_Win_detach base");
     MPI_Win_attach(dyn, buf, sizeof(buf));
     EXPECT(MPI_Win_attach(dyn, buf + 1, sizeof(int)), MPI_ERR_RMA_ATTACH, "MPI_Win_attach overlaps");
+    /* access past the right neighbour's attached memory: the target checks, and the origin hears of
+     * it in a get's answer or at the next flush (unlock, fence); nothing is touched there */
+    {
+        int right = (mt_rank + 1) % mt_size, left = (mt_rank + mt_size - 1) % mt_size, v = 5, got = -1;
+        MPI_Aint mine, *addrs = malloc(mt_size * sizeof(MPI_Aint));
+        MPI_Get_address(buf, &mine);
+        MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
+        MPI_Aint past = addrs[right] + (MPI_Aint) sizeof(buf);
+        buf[0] = buf[1] = buf[2] = buf[3] = 0;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, dyn);
+        EXPECT(MPI_Get(&got, 1, MPI_INT, right, past, 1, MPI_INT, dyn), MPI_ERR_RMA_RANGE, "not in memory attached");
+        MT_CHECK(MPI_Put(&v, 1, MPI_INT, right, past - 2, 1, MPI_INT, dyn) == MPI_SUCCESS,
+                 "MPI_Put: error before the flush");
+        EXPECT(MPI_Win_unlock(right, dyn), MPI_ERR_RMA_RANGE, "since the last flush");
+        MPI_Win_lock(MPI_LOCK_SHARED, right, 0, dyn); /* the window is usable afterwards */
+        MT_CHECK(MPI_Put(&v, 1, MPI_INT, right, addrs[right] + 3 * (MPI_Aint) sizeof(int), 1, MPI_INT, dyn) ==
+                     MPI_SUCCESS, "MPI_Put inside attached memory after a range error");
+        MT_CHECK(MPI_Win_unlock(right, dyn) == MPI_SUCCESS, "MPI_Win_unlock after a range error");
+        MPI_Win_fence(0, dyn);
+        int one = 1;
+        MT_CHECK(MPI_Accumulate(&one, 1, MPI_INT, right, past, 1, MPI_INT, MPI_SUM, dyn) == MPI_SUCCESS,
+                 "MPI_Accumulate: error before the fence");
+        EXPECT(MPI_Win_fence(0, dyn), MPI_ERR_RMA_RANGE, "not in memory attached");
+        MT_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, dyn) == MPI_SUCCESS, "MPI_Win_fence after a range error");
+        MT_CHECK(buf[0] == 0 && buf[1] == 0 && buf[2] == 0 && buf[3] == 5,
+                 "attached memory from rank %d: %d %d %d %d, want 0 0 0 5", left, buf[0], buf[1], buf[2], buf[3]);
+        free(addrs);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_detach(dyn, buf);
     MPI_Win_free(&dyn);
 
