@@ -248,9 +248,23 @@ int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *
 
 /*
  * One shared segment for the node, made by rank 0 (shm_open, named after its pid and a counter),
- * mapped by every rank; the ranks' parts follow each other in rank order (contiguous, also when
- * alloc_shared_noncontig is given: the standard lets the implementation ignore it).
+ * mapped by every rank; the ranks' parts follow each other in rank order, contiguous unless rank 0
+ * was given alloc_shared_noncontig=true: then each part begins on a page of its own, so that its
+ * owner's first touch places its pages in the owner's NUMA node and no page is shared by two ranks.
  */
+/* Each rank's offset in the node's segment (kept in shared_bases until the segment is mapped) and
+ * the segment's length; noncontig: every part begins on a page. */
+static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
+{
+    MPI_Aint off = 0, page = (MPI_Aint) sysconf(_SC_PAGESIZE);
+    for (int r = 0; r < w->comm->size; r++) {
+        w->shared_bases[r] = (char *) (uintptr_t) off;
+        off += noncontig ? (w->sizes[r] + page - 1) / page * page : w->sizes[r];
+    }
+    w->shm_len = off > 0 ? (size_t) off : 1;
+    return off;
+}
+
 int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
                                   void *baseptr, MPI_Win *win)
 {
@@ -270,27 +284,28 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     if (err != MPI_SUCCESS)
         return err;
     int n = w->comm->size, me = w->comm->rank;
-    MPI_Aint total = 0, off = 0;
-    for (int r = 0; r < n; r++)
-        total += w->sizes[r];
     w->shared_bases = calloc((size_t) n, sizeof(char *));
     if (w->shared_bases == NULL) {
         umpi__win_destroy(w);
         return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a window");
     }
-    w->shm_len = total > 0 ? (size_t) total : 1;
-    char name[64];
-    int id[2] = { (int) getpid(), (int) counter++ }, fd = -1;
+    char name[64], hint[8];
+    /* rank 0's name for the segment, and whether its parts are page-aligned (rank 0's hint) */
+    int id[3] = { (int) getpid(), (int) counter++, 0 }, fd = -1;
+    if (me == 0)
+        id[2] = umpi_info_hint(info, "alloc_shared_noncontig", hint, sizeof(hint)) && strcmp(hint, "true") == 0;
+    MPI_Aint total = umpi__shared_layout(w, id[2]);
     if (me == 0) {
         snprintf(name, sizeof(name), "/umpi-win-%d-%d", id[0], id[1]);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, (off_t) w->shm_len) != 0)
             id[0] = -1;
     }
-    err = umpi_impl_bcast(id, 2, umpi_dtype_get(MPI_INT), 0, w->comm, UMPI_COLL_BLOCKING, NULL);
+    err = umpi_impl_bcast(id, 3, umpi_dtype_get(MPI_INT), 0, w->comm, UMPI_COLL_BLOCKING, NULL);
     if (err == MPI_SUCCESS && id[0] < 0)
         err = umpi_err_create(MPI_ERR_NO_MEM, "cannot make a shared segment of %ld bytes", (long) total);
     if (err == MPI_SUCCESS && me != 0) {
+        total = umpi__shared_layout(w, id[2]); /* rank 0's choice */
         snprintf(name, sizeof(name), "/umpi-win-%d-%d", id[0], id[1]);
         fd = shm_open(name, O_RDWR, 0600);
     }
@@ -314,10 +329,8 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
         umpi__win_destroy(w);
         return err;
     }
-    for (int r = 0; r < n; r++) {
-        w->shared_bases[r] = (char *) w->shm + off;
-        off += w->sizes[r];
-    }
+    for (int r = 0; r < n; r++)
+        w->shared_bases[r] = (char *) w->shm + (uintptr_t) w->shared_bases[r]; /* offsets until now */
     w->base = w->size > 0 ? w->shared_bases[me] : NULL;
     return umpi__win_ready(w, win, baseptr);
 }

@@ -5,6 +5,8 @@
  */
 #include "mtest.h"
 
+#include <unistd.h>
+
 #define N 16
 
 static int deleted;
@@ -230,6 +232,32 @@ int main(int argc, char **argv)
         MPI_Win_shared_query_c(win, r, &csz, &cdu, &q);
         MT_CHECK(csz == sizeof(long) && cdu == sizeof(long) && *q == 5 + r,
                  "MPI_Win_shared_query_c(%d): size %ld disp_unit %ld value %ld", r, (long) csz, (long) cdu, *q);
+    }
+    MPI_Win_unlock_all(win);
+    MPI_Barrier(node);
+    MPI_Win_free(&win);
+
+    /* alloc_shared_noncontig: each rank's part on pages of its own, still shared by all */
+    MPI_Info nc;
+    MPI_Info_create(&nc);
+    MPI_Info_set(nc, "alloc_shared_noncontig", "true");
+    long pagesz = sysconf(_SC_PAGESIZE);
+    MPI_Win_allocate_shared(3 * sizeof(int), sizeof(int), nc, node, &smem, &win);
+    MPI_Info_free(&nc);
+    MPI_Win_lock_all(0, win);
+    for (int i = 0; i < 3; i++)
+        smem[i] = 100 * nrank + i;
+    MPI_Win_sync(win);
+    MPI_Barrier(node);
+    MPI_Win_sync(win);
+    for (int r = 0; r < nsize; r++) {
+        MPI_Aint nsz;
+        int ndu, *q;
+        MPI_Win_shared_query(win, r, &nsz, &ndu, &q);
+        MT_CHECK((uintptr_t) q % (uintptr_t) pagesz == 0, "alloc_shared_noncontig: rank %d's part at %p is not on a "
+                 "page boundary", r, (void *) q);
+        MT_CHECK(nsz == 3 * sizeof(int) && q[0] == 100 * r && q[2] == 100 * r + 2,
+                 "alloc_shared_noncontig: rank %d's part: size %ld, [0] %d [2] %d", r, (long) nsz, q[0], q[2]);
     }
     MPI_Win_unlock_all(win);
     MPI_Barrier(node);
