@@ -2,7 +2,9 @@
  * MPI_Init / MPI_Init_thread / MPI_Finalize: the order in which the layers come up and go down.
  *
  *   init:     knobs -> objects -> PMI (who am I) -> UCX (publish address) -> fence -> ready
- *   finalize: pending buffered sends -> UCX flush -> fence -> endpoints, worker -> PMI -> objects
+ *             -> progress thread (UMPI_ASYNC_PROGRESS)
+ *   finalize: pending buffered sends -> UCX flush -> fence -> progress thread joined
+ *             -> endpoints, worker -> PMI -> objects
  *
  * Endpoints are created lazily at first send, so init costs one fence whatever the job size.
  */
@@ -121,7 +123,11 @@ static int umpi__init(int required, int *provided)
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "publishing the device-message threshold failed");
 
-    st = umpi_ucx_init(required, pmi.size);
+    /* The asynchronous progress thread shares the engine as a second thread of an
+     * MPI_THREAD_MULTIPLE program would: the big lock in every call, a worker that allows two
+     * threads (SERIALIZED) whatever level the program asked for. */
+    int engine_level = umpi_config.async_progress ? MPI_THREAD_MULTIPLE : required;
+    st = umpi_ucx_init(engine_level, pmi.size);
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "starting UCX failed");
     umpi_p2p_start(); /* the receive for device senders' nudges (src/pt2pt/gpu_late.c) */
@@ -133,8 +139,13 @@ static int umpi__init(int required, int *provided)
     if (err != MPI_SUCCESS)
         return err;
 
-    umpi_global.is_multi = required == MPI_THREAD_MULTIPLE;
+    umpi_global.is_multi = engine_level == MPI_THREAD_MULTIPLE;
     umpi_global.state = UMPI_STATE_INITIALIZED;
+    if (umpi_config.async_progress) {
+        st = umpi_progress_thread_start();
+        if (st != UMPI_OK)
+            return umpi_err_from_status(st, "starting the asynchronous progress thread failed");
+    }
     umpi_info_env_setup();
     umpi_debug(1, "initialized: rank %d of %d%s, thread level %d", pmi.rank, pmi.size,
                pmi.singleton ? " (singleton)" : "", required);
@@ -173,6 +184,7 @@ int umpi_impl_finalize(void)
         umpi_debug(1, "MPI_Finalize: the closing barrier failed (%d)", barrier_err);
     /* Nobody tears down endpoints that a peer may still be sending over. */
     umpi_status_t st = umpi_pmi_fence();
+    umpi_progress_thread_stop(); /* serves the peers until they too are past their flush */
     umpi_global.is_multi = 0;
     umpi_global.state = UMPI_STATE_FINALIZED;
     umpi_nccl_finalize(); /* NCCL's communicators, while the CUDA contexts are there */

@@ -49,4 +49,5 @@ libmpi_la_SOURCES += \
 	src/core/umpi_request.h \
 	src/core/request.c \
 	src/core/umpi_progress.h \
-	src/core/progress.c
+	src/core/progress.c \
+	src/core/progress_thread.c

@@ -140,4 +140,12 @@ static inline void umpi_progress_wait(volatile int *flag)
  */
 void umpi_progress_wait_atomic(volatile int *flag);
 
+/*
+ * The asynchronous progress thread (progress_thread.c; UMPI_ASYNC_PROGRESS=1): MPI_Init starts it
+ * once the network is up and umpi_global.is_multi is set, MPI_Finalize stops and joins it before
+ * the network goes. Stop without a start does nothing.
+ */
+umpi_status_t umpi_progress_thread_start(void);
+void umpi_progress_thread_stop(void);
+
 #endif
