@@ -44,6 +44,7 @@
 
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
+#include "cuda/umpi_cuda.h"
 #include "netmod/ucx/umpi_ucx_rma.h"
 #include "rma/umpi_rma_err.h"
 
@@ -88,6 +89,7 @@ _Static_assert(sizeof(umpi_rma_hdr_t) % 8 == 0, "blocks after the header stay al
 typedef struct umpi_rma_region {
     char *base;
     MPI_Aint size;
+    int dev;                     /* device memory: applied through driver copies (devmem.c) */
 } umpi_rma_region_t;
 
 /* A lock request waiting at the target. */
@@ -103,6 +105,7 @@ typedef struct umpi_win {
     char *base;
     MPI_Aint size;
     int disp_unit;
+    int dev;                     /* base is device memory (MPI_Win_create on GPU memory) */
     MPI_Aint *sizes;             /* every rank's size and disp_unit (origin-side checks) */
     int *disp_units;
     char **shared_bases;         /* FLAVOR_SHARED: every rank's segment in my mapping */
@@ -187,5 +190,34 @@ int umpi_rma_flush_ucx(umpi_win_t *w, int target);
 int umpi_rma_drain(umpi_win_t *w);
 /* Registers the window's memory and gathers every process's key (collective; win.c). */
 int umpi_rma_map(umpi_win_t *w);
+
+/* ---- device memory (devmem.c) ---- */
+
+int umpi_rma_classify_slow(const void *buf, size_t len, int errclass, const char *arg, int *dev);
+/* Whether [buf, buf + len) is device memory (*dev 1; managed and pinned host memory are host);
+ * errclass naming arg when the driver cannot say. One branch on a process without CUDA. */
+static inline int umpi_rma_classify(const void *buf, size_t len, int errclass, const char *arg, int *dev)
+{
+    *dev = 0;
+    if (umpi_likely(!umpi_cuda_active) || buf == NULL || len == 0 || umpi_cuda_known_host(buf))
+        return MPI_SUCCESS;
+    return umpi_rma_classify_slow(buf, len, errclass, arg, dev);
+}
+/* The same for count x dt at buf, as point-to-point asks it (the first byte of a derived type). */
+static inline int umpi_rma_classify_dt(const void *buf, MPI_Count count, const umpi_dtype_t *dt, const char *arg,
+                                       int *dev)
+{
+    size_t bytes = (size_t) (count * dt->size);
+    return umpi_rma_classify((const char *) buf + dt->true_lb, dt->contig ? bytes : (bytes > 0), MPI_ERR_BUFFER, arg,
+                             dev);
+}
+/* Origin side: the packed bytes of count x dt at buf (device memory when dev) into host dst, and
+ * host src back into it; the big lock is held (driver copies). */
+int umpi_rma_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count count, int dev, void *dst, size_t bytes);
+int umpi_rma_unpack(const umpi_dtype_t *dt, void *buf, MPI_Count count, int dev, const void *src, size_t bytes);
+/* Target side: the blocks of device window memory at mem into packed host memory, and back; a
+ * driver failure ends the job (as every failure inside the progress hook does). */
+void umpi_rma_dev_gather(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, char *out);
+void umpi_rma_dev_scatter(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in);
 
 #endif
