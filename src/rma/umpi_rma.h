@@ -7,9 +7,10 @@
  * where the transport does RMA in hardware (UCX emulates it with messages elsewhere, which the
  * target's UCX progress serves).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
- * memory could not be registered) is a message to the target, applied there by the progress
- * engine. Each window has a private communicator (a duplicate of the one it was made
- * on), so its traffic has a context id of its own and can never meet a user's message:
+ * memory could not be registered or is device memory, an origin buffer in device memory) is a
+ * message to the target, applied there by the progress engine. Each window has a private
+ * communicator (a duplicate of the one it was made on), so its traffic has a context id of its
+ * own and can never meet a user's message:
  *
  *   tag 0         UMPI_RMA_TAG_REQ       origin -> target: umpi_rma_hdr_t, target layout, payload
  *   tag 1         UMPI_RMA_TAG_POST      PSCW: target -> origin, "exposure epoch open"
@@ -38,6 +39,26 @@
  * progress engine (any blocking or testing call: MPI_Win_fence/wait/unlock, MPI_Barrier,
  * MPI_Test, ...). A passive-target operation towards a process that computes without calling MPI
  * completes when that process next enters MPI.
+ *
+ * Device memory (devmem.c; README, one-sided): window memory of MPI_Win_create or MPI_Win_attach,
+ * and every origin, result and compare buffer, may be CUDA device memory, which neither the CPU
+ * nor UCX (Debian's has no CUDA transport) may touch:
+ *
+ *   origin:  classify each buffer (umpi_rma_classify*) -> device: umpi_cuda_pack into the host
+ *            payload; the reply umpi_cuda_unpack'ed into it; never the UCX RMA path
+ *   target:  window memory classified at MPI_Win_create (w->dev) and at MPI_Win_attach (region
+ *            dev) -> device: no UCX key published (umpi_rma_map), and umpi__apply_dev copies the
+ *            blocks with the driver: put/get straight; accumulate, get_accumulate and CAS read the
+ *            blocks to host memory, combine there as for host memory, and write back, all inside
+ *            the one request, so the rule above (one request at a time) keeps them atomic
+ *
+ * The copies are on umpi's blocking copy stream and waited for before the request is answered (a
+ * reply means the data is in place). MPI_Win_allocate(_shared) memory is host memory. Not done:
+ * within a node the origin could map a device window through CUDA IPC (src/cuda/ipc_cache.c) and
+ * copy straight into it, instead of two staged copies and a message: it needs the window's IPC
+ * handles gathered at creation (and at attach, with the region), the origin's fence
+ * (umpi_cuda_fence) before its buffers are read by another process, and accumulates kept atomic
+ * against the target's own message path (a lock, or a GPU kernel applying them in one place).
  */
 #ifndef UMPI_RMA_H
 #define UMPI_RMA_H
