@@ -177,6 +177,8 @@ static void umpi__apply_dev(umpi_win_t *w, const umpi_rma_hdr_t *h, char *mem, c
         umpi_rma_dev_gather(w, mem, b, h->nblocks, old);
         return;
     }
+    if (h->kind == UMPI_RMA_ACC && h->op == MPI_NO_OP)
+        return;
     if (h->kind == UMPI_RMA_PUT || (h->kind == UMPI_RMA_ACC && h->op == MPI_REPLACE)) {
         umpi_rma_dev_scatter(w, mem, b, h->nblocks, payload);
         return;

@@ -388,6 +388,9 @@ int umpi_impl_win_attach(MPI_Win win, void *base, MPI_Aint size)
     }
     w->regions[w->nregions++] = (umpi_rma_region_t){ base, size, dev };
     umpi_unlock();
+    if (dev)
+        umpi_debug(1, "window 0x%x: %ld bytes of device memory attached at %p: requests to them are applied through "
+                   "driver copies [rma_target]", (unsigned) win, (long) size, base);
     return MPI_SUCCESS;
 }
 
@@ -464,12 +467,13 @@ int umpi_rma_map(umpi_win_t *w)
 {
     int n = w->comm->size, err;
     size_t len = 0;
+    if (w->dev)
+        umpi_debug(1, "window 0x%x: its %ld bytes here are device memory: requests to this process are applied "
+                   "through driver copies%s [rma_target]", (unsigned) w->handle, (long) w->size,
+                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message)" : "");
     if (!umpi_config.rma_ucx)
         return MPI_SUCCESS; /* w->rkey_len stays NULL: every operation goes by message */
-    if (w->size > 0 && w->dev) {
-        umpi_debug(1, "window 0x%x: %ld bytes of device memory are not registered for UCX RMA: operations to "
-                   "this process go by message", (unsigned) w->handle, (long) w->size);
-    } else if (w->size > 0) {
+    if (w->size > 0 && !w->dev) {
         umpi_status_t st = umpi_ucx_mem_map(w->base, (size_t) w->size, &w->memh, &w->rkey_packed, &len);
         if (st != UMPI_OK) {
             umpi_debug(1, "window 0x%x: cannot register %ld bytes for UCX RMA (%s): operations to this "

@@ -277,6 +277,24 @@ static void request_ops(MPI_Win win, const char *what)
     mt_pull(&res);
     for (int i = 0; i < N; i++)
         MT_CHECK(((long *) res.h)[i] == 5 + 1 + i, "%s rget_accumulate: [%d] = %ld", what, i, ((long *) res.h)[i]);
+    /* MPI_REPLACE: get_accumulate swaps, accumulate overwrites */
+    MPI_Get_accumulate(src.d, N, MPI_LONG, res.d, N, MPI_LONG, right, D(right, W_GACC), N, MPI_LONG, MPI_REPLACE,
+                       win);
+    MPI_Win_flush(right, win);
+    mt_pull(&res);
+    for (int i = 0; i < N; i++)
+        MT_CHECK(((long *) res.h)[i] == 5 + 1 + i, "%s replacing get_accumulate: [%d] = %ld", what, i,
+                 ((long *) res.h)[i]);
+    MPI_Accumulate(add.d, N / 2, MPI_LONG, right, D(right, W_GACC), N / 2, MPI_LONG, MPI_REPLACE, win);
+    MPI_Win_flush(right, win);
+    MPI_Get(res.d, N, MPI_LONG, right, D(right, W_GACC), N, MPI_LONG, win);
+    MPI_Win_flush(right, win);
+    mt_pull(&res);
+    for (int i = 0; i < N; i++) {
+        long want = i < N / 2 ? 1 + i : 7000 + mt_rank + i;
+        MT_CHECK(((long *) res.h)[i] == want, "%s replacing accumulate: [%d] = %ld, want %ld", what, i,
+                 ((long *) res.h)[i], want);
+    }
     MPI_Win_unlock_all(win);
     MPI_Barrier(MPI_COMM_WORLD);
     mt_buf_free(&src);
