@@ -56,9 +56,14 @@
  * reply means the data is in place). MPI_Win_allocate(_shared) memory is host memory. Not done:
  * within a node the origin could map a device window through CUDA IPC (src/cuda/ipc_cache.c) and
  * copy straight into it, instead of two staged copies and a message: it needs the window's IPC
- * handles gathered at creation (and at attach, with the region), the origin's fence
- * (umpi_cuda_fence) before its buffers are read by another process, and accumulates kept atomic
- * against the target's own message path (a lock, or a GPU kernel applying them in one place).
+ * handles gathered at creation (and at attach, with the region); accumulates kept atomic against
+ * the target's own message path (a lock, or a GPU kernel applying them in one place); and an
+ * answer to ordering: today the target's copies run on its blocking copy stream, after whatever
+ * it queued on the legacy stream (a cuMemcpy from pageable memory may still be in flight when it
+ * returns), while an origin's copy through IPC runs on the origin's stream with no such order.
+ * The target would pass umpi_cuda_fence at every call that opens its memory to others (fence,
+ * post, and for passive target every call that may precede a remote lock: MPI_Barrier too),
+ * or IPC be limited to epochs the target synchronizes (fence, PSCW).
  */
 #ifndef UMPI_RMA_H
 #define UMPI_RMA_H
