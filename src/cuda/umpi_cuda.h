@@ -114,6 +114,9 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     X(nccl_colls, "blocking collectives on device buffers run by NCCL")                              \
     X(nccl_comms, "NCCL communicators made (one per MPI communicator that used NCCL)")               \
     X(nccl_declined, "collectives on device buffers at or above UMPI_NCCL_THRESH that NCCL did not run (reason at UMPI_DEBUG=1)") \
+    /* one-sided communication (src/rma/devmem.c) */                                               \
+    X(rma_staged, "one-sided operations whose origin buffer was device memory, packed or unpacked through host memory") \
+    X(rma_target, "one-sided requests applied to device window memory through driver copies (at the target)") \
     X(late_envelopes, "small host receives given a longer device message they matched (MPI_ERR_TRUNCATE) when its sender nudged")
 
 enum umpi_cuda_stat {

@@ -6,4 +6,5 @@ libmpi_la_SOURCES += \
 	src/rma/win_query.c \
 	src/rma/ops.c \
 	src/rma/target.c \
+	src/rma/devmem.c \
 	src/rma/sync.c

@@ -286,6 +286,21 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
         return umpi_err_create(MPI_ERR_TYPE, "%s buffer of %ld bytes does not match target data of %ld bytes",
                                o->kind == UMPI_RMA_GET ? "origin" : "result", (long) (o->rcount * o->rdt->size),
                                (long) tbytes);
+    /* Device buffers are packed and unpacked through host memory here, never handed to UCX
+     * (umpi_rma.h, "Device memory"). */
+    int odev = 0, rdev = 0, cdev = 0;
+    if (o->kind == UMPI_RMA_CAS) {
+        err = umpi_rma_classify_dt(o->obuf, 1, o->tdt, "origin_addr", &odev);
+        if (err == MPI_SUCCESS)
+            err = umpi_rma_classify_dt(o->cmp, 1, o->tdt, "compare_addr", &cdev);
+    } else if (o->obuf != NULL && !no_op && o->kind != UMPI_RMA_GET) {
+        err = umpi_rma_classify_dt(o->obuf, o->ocount, o->odt, "origin_addr", &odev);
+    }
+    if (err == MPI_SUCCESS && fetch)
+        err = umpi_rma_classify_dt(o->rbuf, o->rcount, o->rdt, o->kind == UMPI_RMA_GET ? "origin_addr" : "result_addr",
+                                   &rdev);
+    if (err != MPI_SUCCESS)
+        return err;
 
     umpi__layout_t L;
     umpi_lock();
@@ -308,34 +323,37 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
     if (tbytes == 0)
         goto out;
     if ((o->kind == UMPI_RMA_PUT || o->kind == UMPI_RMA_GET) && L.n == 1 && w->rkey_len != NULL &&
-        w->rkey_len[o->target] > 0 && (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig) {
+        w->rkey_len[o->target] > 0 && (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig &&
+        !(o->kind == UMPI_RMA_PUT ? odev : rdev)) {
         err = umpi__rma_ucx(w, o, addr + L.b[0].off, (size_t) tbytes);
         goto out;
     }
     umpi_rma_hdr_t h = { .kind = o->kind, .op = o->op, .elem = elem->handle, .addr = addr, .nblocks = L.n };
     void *payload = NULL, *reply = NULL;
-    if (o->kind == UMPI_RMA_CAS) {
+    if (o->kind == UMPI_RMA_CAS)
         h.bytes = 2 * (uint64_t) tbytes;
-        payload = malloc((size_t) h.bytes);
-        if (payload != NULL) {
-            memcpy(payload, o->obuf, (size_t) tbytes);
-            memcpy((char *) payload + tbytes, o->cmp, (size_t) tbytes);
-        }
-    } else if (o->kind != UMPI_RMA_GET && !no_op) {
+    else if (o->kind != UMPI_RMA_GET && !no_op)
         h.bytes = (uint64_t) tbytes;
-        payload = malloc((size_t) tbytes);
-        if (payload != NULL)
-            umpi_dtype_pack(o->odt, o->obuf, o->ocount, payload);
-    }
+    if (h.bytes)
+        payload = malloc((size_t) h.bytes);
     if (fetch)
         reply = malloc((size_t) tbytes + sizeof(umpi_rma_status_t));
     if ((h.bytes && payload == NULL) || (fetch && reply == NULL)) {
         err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory for %ld bytes of one-sided data", (long) tbytes);
-    } else {
-        err = umpi_rma_request(w, o->target, &h, L.b, payload, reply, fetch ? (size_t) tbytes : 0);
-        if (err == MPI_SUCCESS && fetch)
-            umpi_dtype_unpack(o->rdt, reply, tbytes, o->rbuf);
+        goto done;
     }
+    if (o->kind == UMPI_RMA_CAS) {
+        err = umpi_rma_pack(o->tdt, o->obuf, 1, odev, payload, (size_t) tbytes);
+        if (err == MPI_SUCCESS)
+            err = umpi_rma_pack(o->tdt, o->cmp, 1, cdev, (char *) payload + tbytes, (size_t) tbytes);
+    } else if (h.bytes) {
+        err = umpi_rma_pack(o->odt, o->obuf, o->ocount, odev, payload, (size_t) tbytes);
+    }
+    if (err == MPI_SUCCESS)
+        err = umpi_rma_request(w, o->target, &h, L.b, payload, reply, fetch ? (size_t) tbytes : 0);
+    if (err == MPI_SUCCESS && fetch)
+        err = umpi_rma_unpack(o->rdt, o->rbuf, o->rcount, rdev, reply, (size_t) tbytes);
+done:
     free(payload);
     free(reply);
 out:

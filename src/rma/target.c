@@ -61,15 +61,15 @@ static unsigned umpi__reap_replies(void)
     return n;
 }
 
-/* Whether [addr, addr + len) lies in memory attached to a dynamic window. */
-static int umpi__attached(const umpi_win_t *w, MPI_Aint addr, MPI_Aint len)
+/* The region of a dynamic window that holds [addr, addr + len), or NULL. */
+static const umpi_rma_region_t *umpi__attached(const umpi_win_t *w, MPI_Aint addr, MPI_Aint len)
 {
     for (int i = 0; i < w->nregions; i++) {
         MPI_Aint b = (MPI_Aint) w->regions[i].base;
         if (addr >= b && addr + len <= b + w->regions[i].size)
-            return 1;
+            return &w->regions[i];
     }
-    return 0;
+    return NULL;
 }
 
 static void umpi__grant(umpi_win_t *w, int origin, int lock_type, uint32_t tag)
@@ -183,6 +183,47 @@ static void umpi__answer_flush(umpi_win_t *w, const umpi_rma_hdr_t *h)
     umpi__reply(w, h->origin, h->reply_tag, NULL, 0, rs);
 }
 
+/*
+ * Device window memory: the blocks are read into host memory, the request applied there as to
+ * host window memory laid out packed (one block), and what changed written back, all inside this
+ * one request, so accumulates stay atomic with respect to each other. old (GACC) receives the
+ * target data as it was.
+ */
+static void umpi__apply_dev(umpi_win_t *w, const umpi_rma_hdr_t *h, char *mem, const umpi_rma_block_t *b,
+                            const char *payload, size_t len, char *old)
+{
+    umpi_rma_block_t whole = { 0, (MPI_Aint) len };
+    umpi_cuda_stat_add(UMPI_CUDA_STAT_rma_target);
+    if (h->kind == UMPI_RMA_GET) {
+        umpi_rma_dev_gather(w, mem, b, h->nblocks, old);
+        return;
+    }
+    if (h->kind == UMPI_RMA_ACC && h->op == MPI_NO_OP)
+        return;
+    if (h->kind == UMPI_RMA_PUT || (h->kind == UMPI_RMA_ACC && h->op == MPI_REPLACE)) {
+        umpi_rma_dev_scatter(w, mem, b, h->nblocks, payload);
+        return;
+    }
+    char *cur = malloc(len ? len : 1);
+    if (cur == NULL)
+        umpi_die(1, "out of memory applying a one-sided request of %zu bytes to device memory", len);
+    umpi_rma_dev_gather(w, mem, b, h->nblocks, cur);
+    if (old != NULL)
+        memcpy(old, cur, len);
+    int changed = 0;
+    if (h->kind == UMPI_RMA_CAS) {
+        changed = memcmp(cur, payload + len, len) == 0;
+        if (changed)
+            memcpy(cur, payload, len);
+    } else if ((h->kind == UMPI_RMA_ACC || h->kind == UMPI_RMA_GACC) && h->op != MPI_NO_OP) {
+        umpi__accumulate(cur, &whole, 1, payload, len, h->op, umpi_dtype_get(h->elem));
+        changed = 1;
+    }
+    if (changed)
+        umpi_rma_dev_scatter(w, mem, b, h->nblocks, cur);
+    free(cur);
+}
+
 /* Applies one request; msg is the whole message. */
 static void umpi__apply(umpi_win_t *w, char *msg)
 {
@@ -191,6 +232,7 @@ static void umpi__apply(umpi_win_t *w, char *msg)
     char *payload = (char *) (b + h->nblocks);
     char *mem = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? (char *) h->addr : w->base + h->addr;
     size_t len = 0;
+    int dev = w->dev;
     for (uint64_t i = 0; i < h->nblocks; i++)
         len += (size_t) b[i].len;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC && h->nblocks > 0) {
@@ -199,7 +241,9 @@ static void umpi__apply(umpi_win_t *w, char *msg)
             lo = b[i].off < lo ? b[i].off : lo;
             hi = b[i].off + b[i].len > hi ? b[i].off + b[i].len : hi;
         }
-        if (!umpi__attached(w, h->addr + lo, hi - lo)) {
+        const umpi_rma_region_t *g = umpi__attached(w, h->addr + lo, hi - lo);
+        dev = g != NULL && g->dev;
+        if (g == NULL) {
             /* Not attached here: nothing is touched, and the origin hears of it in this request's
              * answer (a get's data are zeros) or, for one without, in the answer to its next flush. */
             umpi_rma_status_t rs = { MPI_ERR_RMA_RANGE, h->addr + lo, h->addr + hi, 0 };
@@ -219,6 +263,17 @@ static void umpi__apply(umpi_win_t *w, char *msg)
     }
     umpi_dtype_t *elem = umpi_dtype_get(h->elem);
     char *out = NULL;
+    if (dev && h->kind != UMPI_RMA_LOCK && h->kind != UMPI_RMA_UNLOCK && h->kind != UMPI_RMA_FLUSH) {
+        if (h->kind != UMPI_RMA_PUT && h->kind != UMPI_RMA_ACC) {
+            out = malloc(len + sizeof(umpi_rma_status_t));
+            if (out == NULL)
+                umpi_die(1, "out of memory answering a one-sided request of %zu bytes", len);
+        }
+        umpi__apply_dev(w, h, mem, b, payload, len, out);
+        if (out != NULL)
+            umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
+        return;
+    }
     switch ((umpi_rma_kind_t) h->kind) {
     case UMPI_RMA_PUT:
         umpi__scatter(mem, b, h->nblocks, payload);

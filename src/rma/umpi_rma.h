@@ -7,9 +7,10 @@
  * where the transport does RMA in hardware (UCX emulates it with messages elsewhere, which the
  * target's UCX progress serves).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
- * memory could not be registered) is a message to the target, applied there by the progress
- * engine. Each window has a private communicator (a duplicate of the one it was made
- * on), so its traffic has a context id of its own and can never meet a user's message:
+ * memory could not be registered or is device memory, an origin buffer in device memory) is a
+ * message to the target, applied there by the progress engine. Each window has a private
+ * communicator (a duplicate of the one it was made on), so its traffic has a context id of its
+ * own and can never meet a user's message:
  *
  *   tag 0         UMPI_RMA_TAG_REQ       origin -> target: umpi_rma_hdr_t, target layout, payload
  *   tag 1         UMPI_RMA_TAG_POST      PSCW: target -> origin, "exposure epoch open"
@@ -38,12 +39,38 @@
  * progress engine (any blocking or testing call: MPI_Win_fence/wait/unlock, MPI_Barrier,
  * MPI_Test, ...). A passive-target operation towards a process that computes without calling MPI
  * completes when that process next enters MPI.
+ *
+ * Device memory (devmem.c; README, one-sided): window memory of MPI_Win_create or MPI_Win_attach,
+ * and every origin, result and compare buffer, may be CUDA device memory, which neither the CPU
+ * nor UCX (Debian's has no CUDA transport) may touch:
+ *
+ *   origin:  classify each buffer (umpi_rma_classify*) -> device: umpi_cuda_pack into the host
+ *            payload; the reply umpi_cuda_unpack'ed into it; never the UCX RMA path
+ *   target:  window memory classified at MPI_Win_create (w->dev) and at MPI_Win_attach (region
+ *            dev) -> device: no UCX key published (umpi_rma_map), and umpi__apply_dev copies the
+ *            blocks with the driver: put/get straight; accumulate, get_accumulate and CAS read the
+ *            blocks to host memory, combine there as for host memory, and write back, all inside
+ *            the one request, so the rule above (one request at a time) keeps them atomic
+ *
+ * The copies are on umpi's blocking copy stream and waited for before the request is answered (a
+ * reply means the data is in place). MPI_Win_allocate(_shared) memory is host memory. Not done:
+ * within a node the origin could map a device window through CUDA IPC (src/cuda/ipc_cache.c) and
+ * copy straight into it, instead of two staged copies and a message: it needs the window's IPC
+ * handles gathered at creation (and at attach, with the region); accumulates kept atomic against
+ * the target's own message path (a lock, or a GPU kernel applying them in one place); and an
+ * answer to ordering: today the target's copies run on its blocking copy stream, after whatever
+ * it queued on the legacy stream (a cuMemcpy from pageable memory may still be in flight when it
+ * returns), while an origin's copy through IPC runs on the origin's stream with no such order.
+ * The target would pass umpi_cuda_fence at every call that opens its memory to others (fence,
+ * post, and for passive target every call that may precede a remote lock: MPI_Barrier too),
+ * or IPC be limited to epochs the target synchronizes (fence, PSCW).
  */
 #ifndef UMPI_RMA_H
 #define UMPI_RMA_H
 
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
+#include "cuda/umpi_cuda.h"
 #include "netmod/ucx/umpi_ucx_rma.h"
 #include "rma/umpi_rma_err.h"
 
@@ -98,6 +125,7 @@ typedef struct {
 typedef struct umpi_rma_region {
     char *base;
     MPI_Aint size;
+    int dev;                     /* device memory: applied through driver copies (devmem.c) */
 } umpi_rma_region_t;
 
 /* A lock request waiting at the target. */
@@ -113,6 +141,7 @@ typedef struct umpi_win {
     char *base;
     MPI_Aint size;
     int disp_unit;
+    int dev;                     /* base is device memory (MPI_Win_create on GPU memory) */
     MPI_Aint *sizes;             /* every rank's size and disp_unit (origin-side checks) */
     int *disp_units;
     char **shared_bases;         /* FLAVOR_SHARED: every rank's segment in my mapping */
@@ -200,5 +229,34 @@ int umpi_rma_flush_ucx(umpi_win_t *w, int target);
 int umpi_rma_drain(umpi_win_t *w);
 /* Registers the window's memory and gathers every process's key (collective; win.c). */
 int umpi_rma_map(umpi_win_t *w);
+
+/* ---- device memory (devmem.c) ---- */
+
+int umpi_rma_classify_slow(const void *buf, size_t len, int errclass, const char *arg, int *dev);
+/* Whether [buf, buf + len) is device memory (*dev 1; managed and pinned host memory are host);
+ * errclass naming arg when the driver cannot say. One branch on a process without CUDA. */
+static inline int umpi_rma_classify(const void *buf, size_t len, int errclass, const char *arg, int *dev)
+{
+    *dev = 0;
+    if (umpi_likely(!umpi_cuda_active) || buf == NULL || len == 0 || umpi_cuda_known_host(buf))
+        return MPI_SUCCESS;
+    return umpi_rma_classify_slow(buf, len, errclass, arg, dev);
+}
+/* The same for count x dt at buf, as point-to-point asks it (the first byte of a derived type). */
+static inline int umpi_rma_classify_dt(const void *buf, MPI_Count count, const umpi_dtype_t *dt, const char *arg,
+                                       int *dev)
+{
+    size_t bytes = (size_t) (count * dt->size);
+    return umpi_rma_classify((const char *) buf + dt->true_lb, dt->contig ? bytes : (bytes > 0), MPI_ERR_BUFFER, arg,
+                             dev);
+}
+/* Origin side: the packed bytes of count x dt at buf (device memory when dev) into host dst, and
+ * host src back into it; the big lock is held (driver copies). */
+int umpi_rma_pack(const umpi_dtype_t *dt, const void *buf, MPI_Count count, int dev, void *dst, size_t bytes);
+int umpi_rma_unpack(const umpi_dtype_t *dt, void *buf, MPI_Count count, int dev, const void *src, size_t bytes);
+/* Target side: the blocks of device window memory at mem into packed host memory, and back; a
+ * driver failure ends the job (as every failure inside the progress hook does). */
+void umpi_rma_dev_gather(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, char *out);
+void umpi_rma_dev_scatter(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in);
 
 #endif

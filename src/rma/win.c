@@ -209,10 +209,16 @@ int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info
     umpi_win_t *w;
     if (base == NULL && size > 0)
         return umpi_err_create(MPI_ERR_BASE, "NULL base in argument 'base' with size %ld", (long) size);
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, &w);
+    int dev;
+    int err = umpi_rma_classify(base, size > 0 ? (size_t) size : 0, MPI_ERR_BASE, "window memory in argument 'base'",
+                                &dev);
+    if (err != MPI_SUCCESS)
+        return err;
+    err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, &w);
     if (err != MPI_SUCCESS)
         return err;
     w->base = base;
+    w->dev = dev;
     return umpi__win_ready(w, win, NULL);
 }
 
@@ -375,6 +381,10 @@ int umpi_impl_win_attach(MPI_Win win, void *base, MPI_Aint size)
         return umpi_err_create(MPI_ERR_SIZE, "negative size %ld in argument 'size'", (long) size);
     if (base == NULL && size > 0)
         return umpi_err_create(MPI_ERR_RMA_ATTACH, "NULL base in argument 'base' with size %ld", (long) size);
+    int dev;
+    err = umpi_rma_classify(base, (size_t) size, MPI_ERR_RMA_ATTACH, "memory in argument 'base'", &dev);
+    if (err != MPI_SUCCESS)
+        return err;
     umpi_lock();
     for (int i = 0; i < w->nregions; i++) {
         umpi_rma_region_t *g = &w->regions[i];
@@ -395,8 +405,11 @@ int umpi_impl_win_attach(MPI_Win win, void *base, MPI_Aint size)
         w->regions = p;
         w->capregions = cap;
     }
-    w->regions[w->nregions++] = (umpi_rma_region_t){ base, size };
+    w->regions[w->nregions++] = (umpi_rma_region_t){ base, size, dev };
     umpi_unlock();
+    if (dev)
+        umpi_debug(1, "window 0x%x: %ld bytes of device memory attached at %p: requests to them are applied through "
+                   "driver copies [rma_target]", (unsigned) win, (long) size, base);
     return MPI_SUCCESS;
 }
 
@@ -466,16 +479,21 @@ int umpi_impl_win_free(MPI_Win *win)
 /*
  * UCX RMA (unless UMPI_RMA_UCX=0): each process registers its window memory and packs its remote
  * key; every process gathers all addresses and keys (two allgathers and an allgatherv). A process
- * whose memory is empty, or could not be registered, publishes no key: operations to it go by
- * message.
+ * whose memory is empty, device memory (UCX here may have no CUDA transport; its target applies
+ * requests through driver copies), or could not be registered, publishes no key: operations to it
+ * go by message.
  */
 int umpi_rma_map(umpi_win_t *w)
 {
     int n = w->comm->size, err;
     size_t len = 0;
+    if (w->dev)
+        umpi_debug(1, "window 0x%x: its %ld bytes here are device memory: requests to this process are applied "
+                   "through driver copies%s [rma_target]", (unsigned) w->handle, (long) w->size,
+                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message)" : "");
     if (!umpi_config.rma_ucx)
         return MPI_SUCCESS; /* w->rkey_len stays NULL: every operation goes by message */
-    if (w->size > 0) {
+    if (w->size > 0 && !w->dev) {
         umpi_status_t st = umpi_ucx_mem_map(w->base, (size_t) w->size, &w->memh, &w->rkey_packed, &len);
         if (st != UMPI_OK) {
             umpi_debug(1, "window 0x%x: cannot register %ld bytes for UCX RMA (%s): operations to this "
