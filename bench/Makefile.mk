@@ -14,6 +14,9 @@ dist_bench_DATA += bench/coll_bench.h bench/osu_allreduce.c bench/osu_bcast.c be
 dist_bench_DATA += bench/osu_rma.h bench/osu_put_latency.c bench/osu_get_latency.c bench/osu_put_bw.c \
 	bench/osu_get_bw.c bench/osu_acc_latency.c bench/osu_fop_latency.c bench/osu_cas_latency.c \
 	bench/rma_busy_target.c
+# window creation (win_bench.h) and loads and stores on shared-window memory
+dist_bench_DATA += bench/win_bench.h bench/win_create.c bench/win_allocate.c bench/win_allocate_shared.c \
+	bench/win_create_dynamic.c bench/win_shared_mem.c
 dist_bench_SCRIPTS = bench/compare
 # mpirun's start-up across hosts: bench/launch_startup times bench/init_finalize.c
 dist_bench_DATA += bench/init_finalize.c

@@ -1,7 +1,9 @@
 /*
  * Windows of every flavor: creation, attributes (base, size, disp_unit, flavor, model), group,
  * name, hints, and data moved by MPI_Put / MPI_Get between fences into each of them; a shared
- * window read and written with plain loads and stores through MPI_Win_shared_query.
+ * window on each node's ranks read and written with plain loads and stores through
+ * MPI_Win_shared_query, and one on MPI_COMM_WORLD, which fails with MPI_ERR_RMA_SHARED when the job
+ * spans nodes (test/slurm/rma.sh runs this across two).
  */
 #include "mtest.h"
 
@@ -182,6 +184,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     int *smem;
+    /* on MPI_COMM_WORLD: a shared window when the job is on one node; across nodes every rank gets
+     * MPI_ERR_RMA_SHARED (each checks where all are, no rank waits for another) */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int err = MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &smem, &win), cls;
+    MPI_Error_class(err, &cls);
+    if (nsize == mt_size) {
+        MT_CHECK(err == MPI_SUCCESS, "MPI_Win_allocate_shared on MPI_COMM_WORLD, one node: error class %d", cls);
+        if (err == MPI_SUCCESS)
+            MPI_Win_free(&win);
+    } else {
+        MT_CHECK(cls == MPI_ERR_RMA_SHARED, "MPI_Win_allocate_shared on MPI_COMM_WORLD across nodes: error class "
+                 "%d, want MPI_ERR_RMA_SHARED (%d)", cls, MPI_ERR_RMA_SHARED);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Aint mysize = (nrank + 1) * sizeof(int); /* unequal sizes: rank r holds r + 1 ints */
     MPI_Win_allocate_shared(mysize, sizeof(int), MPI_INFO_NULL, node, &smem, &win);
     check_attrs(win, smem, mysize, sizeof(int), MPI_WIN_FLAVOR_SHARED, "shared");
