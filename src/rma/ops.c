@@ -323,6 +323,7 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
     if (tbytes == 0)
         goto out;
     if ((o->kind == UMPI_RMA_PUT || o->kind == UMPI_RMA_GET) && L.n == 1 && w->rkey_len != NULL &&
+        w->flavor != MPI_WIN_FLAVOR_SHARED &&
         w->rkey_len[o->target] > 0 && (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig &&
         !(o->kind == UMPI_RMA_PUT ? odev : rdev)) {
         err = umpi__rma_ucx(w, o, addr + L.b[0].off, (size_t) tbytes);
@@ -349,7 +350,15 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
     } else if (h.bytes) {
         err = umpi_rma_pack(o->odt, o->obuf, o->ocount, odev, payload, (size_t) tbytes);
     }
-    if (err == MPI_SUCCESS)
+    /* A shared window's memory is mapped here: with host buffers the operation is applied straight
+     * into it (umpi_rma.h), after anything this process still has on its way there as a message
+     * (accumulates keep their order). */
+    int local = w->flavor == MPI_WIN_FLAVOR_SHARED && !odev && !rdev && !cdev;
+    if (err == MPI_SUCCESS && local && w->dirty[o->target])
+        err = umpi_rma_flush_target(w, o->target);
+    if (err == MPI_SUCCESS && local)
+        umpi_rma_apply_shared(w, o->target, &h, L.b, payload, reply);
+    else if (err == MPI_SUCCESS)
         err = umpi_rma_request(w, o->target, &h, L.b, payload, reply, fetch ? (size_t) tbytes : 0);
     if (err == MPI_SUCCESS && fetch)
         err = umpi_rma_unpack(o->rdt, o->rbuf, o->rcount, rdev, reply, (size_t) tbytes);

@@ -224,6 +224,45 @@ static void umpi__apply_dev(umpi_win_t *w, const umpi_rma_hdr_t *h, char *mem, c
     free(cur);
 }
 
+/* Applies a request that moves data (put, get, the accumulates) to host memory at mem (the target
+ * address; the blocks are offsets from it); out receives the len bytes a fetching kind returns. */
+static void umpi__apply_host(const umpi_rma_hdr_t *h, char *mem, const umpi_rma_block_t *b, const char *payload,
+                             size_t len, char *out)
+{
+    switch ((umpi_rma_kind_t) h->kind) {
+    case UMPI_RMA_PUT:
+        umpi__scatter(mem, b, h->nblocks, payload);
+        break;
+    case UMPI_RMA_GET:
+    case UMPI_RMA_GACC:
+        umpi__gather(mem, b, h->nblocks, out);
+        if (h->kind == UMPI_RMA_GACC && h->op != MPI_NO_OP)
+            umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, umpi_dtype_get(h->elem));
+        break;
+    case UMPI_RMA_ACC:
+        umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, umpi_dtype_get(h->elem));
+        break;
+    case UMPI_RMA_CAS:
+        umpi__gather(mem, b, h->nblocks, out);
+        if (memcmp(out, payload + len, len) == 0)
+            memcpy(mem + b[0].off, payload, len);
+        break;
+    default:
+        break;
+    }
+}
+
+void umpi_rma_apply_shared(umpi_win_t *w, int target, const umpi_rma_hdr_t *h, const umpi_rma_block_t *b,
+                           const void *payload, void *out)
+{
+    size_t len = 0;
+    for (uint64_t i = 0; i < h->nblocks; i++)
+        len += (size_t) b[i].len;
+    umpi_rma_shm_lock(w);
+    umpi__apply_host(h, w->shared_bases[target] + h->addr, b, payload, len, out);
+    umpi_rma_shm_unlock(w);
+}
+
 /* Applies one request; msg is the whole message. */
 static void umpi__apply(umpi_win_t *w, char *msg)
 {
@@ -261,45 +300,29 @@ static void umpi__apply(umpi_win_t *w, char *msg)
             return;
         }
     }
-    umpi_dtype_t *elem = umpi_dtype_get(h->elem);
-    char *out = NULL;
-    if (dev && h->kind != UMPI_RMA_LOCK && h->kind != UMPI_RMA_UNLOCK && h->kind != UMPI_RMA_FLUSH) {
-        if (h->kind != UMPI_RMA_PUT && h->kind != UMPI_RMA_ACC) {
-            out = malloc(len + sizeof(umpi_rma_status_t));
-            if (out == NULL)
-                umpi_die(1, "out of memory answering a one-sided request of %zu bytes", len);
+    int fetch = h->kind == UMPI_RMA_GET || h->kind == UMPI_RMA_GACC || h->kind == UMPI_RMA_CAS;
+    if (fetch || h->kind == UMPI_RMA_PUT || h->kind == UMPI_RMA_ACC) {
+        char *out = NULL;
+        if (fetch && (out = malloc(len + sizeof(umpi_rma_status_t))) == NULL)
+            umpi_die(1, "out of memory answering a one-sided request of %zu bytes", len);
+        if (dev) {
+            umpi__apply_dev(w, h, mem, b, payload, len, out);
+        } else {
+            umpi_rma_shm_lock(w);
+            umpi__apply_host(h, mem, b, payload, len, out);
+            umpi_rma_shm_unlock(w);
         }
-        umpi__apply_dev(w, h, mem, b, payload, len, out);
         if (out != NULL)
             umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
         return;
     }
     switch ((umpi_rma_kind_t) h->kind) {
     case UMPI_RMA_PUT:
-        umpi__scatter(mem, b, h->nblocks, payload);
-        break;
     case UMPI_RMA_GET:
-    case UMPI_RMA_GACC:
-        out = malloc(len + sizeof(umpi_rma_status_t));
-        if (out == NULL)
-            umpi_die(1, "out of memory answering a one-sided get of %zu bytes", len);
-        umpi__gather(mem, b, h->nblocks, out);
-        if (h->kind == UMPI_RMA_GACC && h->op != MPI_NO_OP)
-            umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
-        umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
-        break;
     case UMPI_RMA_ACC:
-        umpi__accumulate(mem, b, h->nblocks, payload, len, h->op, elem);
-        break;
+    case UMPI_RMA_GACC:
     case UMPI_RMA_CAS:
-        out = malloc(len + sizeof(umpi_rma_status_t));
-        if (out == NULL)
-            umpi_die(1, "out of memory answering a compare-and-swap");
-        umpi__gather(mem, b, h->nblocks, out);
-        if (memcmp(out, payload + len, len) == 0)
-            memcpy(mem + b[0].off, payload, len);
-        umpi__reply(w, h->origin, h->reply_tag, out, len, NULL);
-        break;
+        break; /* above */
     case UMPI_RMA_LOCK:
         umpi__lock(w, h);
         break;

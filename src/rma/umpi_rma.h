@@ -5,7 +5,8 @@
  * registered at window creation, whose packed remote keys every process gathers then; the knob
  * UMPI_RMA_UCX=0 sends them as messages instead), and need nothing from the target process
  * where the transport does RMA in hardware (UCX emulates it with messages elsewhere, which the
- * target's UCX progress serves).
+ * target's UCX progress serves). On a shared window the caller applies puts, gets and accumulates
+ * with host buffers itself, in the node's segment (umpi_rma_apply_shared, below).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
  * memory could not be registered or is device memory, an origin buffer in device memory) is a
  * message to the target, applied there by the progress engine. Each window has a private
@@ -73,6 +74,8 @@
 #include "cuda/umpi_cuda.h"
 #include "netmod/ucx/umpi_ucx_rma.h"
 #include "rma/umpi_rma_err.h"
+
+#include <sched.h>
 
 enum {
     UMPI_RMA_TAG_REQ = 0,
@@ -147,6 +150,8 @@ typedef struct umpi_win {
     char **shared_bases;         /* FLAVOR_SHARED: every rank's segment in my mapping */
     void *shm;                   /* FLAVOR_SHARED: the node's mapping, shm_len bytes */
     size_t shm_len;
+    int *shm_lock;               /* FLAVOR_SHARED: the word after the ranks' parts that serialises every
+                                  * data operation on the window's memory (umpi_rma_shm_lock) */
     MPI_Errhandler errhandler;
     MPI_Info info;               /* the hints in force (a private info object) */
     char name[MPI_MAX_OBJECT_NAME];
@@ -227,6 +232,38 @@ int umpi_rma_flush_ucx(umpi_win_t *w, int target);
 /* Waits for every UCX put and get of w still in flight (local completion: the data fetched, the
  * origin buffers free): MPI_Win_flush_local*, the request-based calls, and every flush. */
 int umpi_rma_drain(umpi_win_t *w);
+/*
+ * Shared windows: an MPI call's operation on another rank's part is applied by the calling process
+ * itself, straight into the node's segment (umpi_rma_apply_shared), under a lock word kept in the
+ * segment, which the targets also take when they apply a request that came as a message (device
+ * origin buffers): so accumulates stay atomic with respect to each other whoever applies them, and
+ * an operation needs nothing from its target process. A spin lock: the sections are a few copies.
+ */
+static inline void umpi_rma_shm_lock(umpi_win_t *w)
+{
+    if (w->shm_lock == NULL)
+        return;
+    while (__atomic_exchange_n(w->shm_lock, 1, __ATOMIC_ACQUIRE) != 0)
+        for (int spins = 0; __atomic_load_n(w->shm_lock, __ATOMIC_RELAXED) != 0; spins++) {
+            if (spins >= 100) /* the holder may have lost its core (more ranks than cores) */
+                sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            __asm__ __volatile__("yield");
+#endif
+        }
+}
+static inline void umpi_rma_shm_unlock(umpi_win_t *w)
+{
+    if (w->shm_lock != NULL)
+        __atomic_store_n(w->shm_lock, 0, __ATOMIC_RELEASE);
+}
+/* Applies a data request (put, get, an accumulate: header, target blocks, packed payload) to
+ * target's part of a shared window; out receives what a fetching kind returns (target.c). */
+void umpi_rma_apply_shared(umpi_win_t *w, int target, const umpi_rma_hdr_t *h, const umpi_rma_block_t *b,
+                           const void *payload, void *out);
+
 /* Registers the window's memory and gathers every process's key (collective; win.c). */
 int umpi_rma_map(umpi_win_t *w);
 

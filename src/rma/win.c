@@ -267,7 +267,8 @@ static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
         w->shared_bases[r] = (char *) (uintptr_t) off;
         off += noncontig ? (w->sizes[r] + page - 1) / page * page : w->sizes[r];
     }
-    w->shm_len = off > 0 ? (size_t) off : 1;
+    /* the lock word (umpi_rma_shm_lock) on a cache line of its own after the parts */
+    w->shm_len = ((size_t) off + 63) / 64 * 64 + 64;
     return off;
 }
 
@@ -337,6 +338,7 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     }
     for (int r = 0; r < n; r++)
         w->shared_bases[r] = (char *) w->shm + (uintptr_t) w->shared_bases[r]; /* offsets until now */
+    w->shm_lock = (int *) ((char *) w->shm + w->shm_len - 64); /* zero: ftruncate's fresh pages */
     w->base = w->size > 0 ? w->shared_bases[me] : NULL;
     return umpi__win_ready(w, win, baseptr);
 }
@@ -491,8 +493,8 @@ int umpi_rma_map(umpi_win_t *w)
         umpi_debug(1, "window 0x%x: its %ld bytes here are device memory: requests to this process are applied "
                    "through driver copies%s [rma_target]", (unsigned) w->handle, (long) w->size,
                    umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message)" : "");
-    if (!umpi_config.rma_ucx)
-        return MPI_SUCCESS; /* w->rkey_len stays NULL: every operation goes by message */
+    if (!umpi_config.rma_ucx || w->flavor == MPI_WIN_FLAVOR_SHARED)
+        return MPI_SUCCESS; /* w->rkey_len stays NULL: messages (a shared window: its own path) */
     if (w->size > 0 && !w->dev) {
         umpi_status_t st = umpi_ucx_mem_map(w->base, (size_t) w->size, &w->memh, &w->rkey_packed, &len);
         if (st != UMPI_OK) {
