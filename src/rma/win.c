@@ -252,12 +252,6 @@ int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *
     return MPI_SUCCESS;
 }
 
-/*
- * One shared segment for the node, made by rank 0 (shm_open, named after its pid and a counter),
- * mapped by every rank; the ranks' parts follow each other in rank order, contiguous unless rank 0
- * was given alloc_shared_noncontig=true: then each part begins on a page of its own, so that its
- * owner's first touch places its pages in the owner's NUMA node and no page is shared by two ranks.
- */
 /* Each rank's offset in the node's segment (kept in shared_bases until the segment is mapped) and
  * the segment's length; noncontig: every part begins on a page. */
 static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
@@ -272,6 +266,12 @@ static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
     return off;
 }
 
+/*
+ * One shared segment for the node, made by rank 0 (shm_open, named after its pid and a counter),
+ * mapped by every rank; the ranks' parts follow each other in rank order, contiguous unless rank 0
+ * was given alloc_shared_noncontig=true: then each part begins on a page of its own, so that its
+ * owner's first touch places its pages in the owner's NUMA node and no page is shared by two ranks.
+ */
 int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
                                   void *baseptr, MPI_Win *win)
 {
