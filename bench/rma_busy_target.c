@@ -62,7 +62,8 @@ int main(int argc, char **argv)
                 while (*flag == 0 && now() - t0 < bound)
                     ;
                 if (*flag == 0)
-                    printf("# rank 1 computed %.1f s without seeing rank 0's flag: no passive-target progress\n", bound);
+                    printf("# rank 1 computed %.1f s without seeing rank 0's flag: no passive-target "
+                           "progress\n", bound);
             }
             MPI_Barrier(MPI_COMM_WORLD);
         } else {

@@ -272,7 +272,8 @@ static void request_ops(MPI_Win win, const char *what)
     mt_pull(&res);
     for (int i = 0; i < N; i++)
         MT_CHECK(((long *) res.h)[i] == 7000 + mt_rank + i, "%s rget: [%d] = %ld", what, i, ((long *) res.h)[i]);
-    MPI_Rget_accumulate(NULL, 0, MPI_LONG, res.d, N, MPI_LONG, right, D(right, W_GACC), N, MPI_LONG, MPI_NO_OP, win, &rq[0]);
+    MPI_Rget_accumulate(NULL, 0, MPI_LONG, res.d, N, MPI_LONG, right, D(right, W_GACC), N, MPI_LONG, MPI_NO_OP, win,
+                        &rq[0]);
     MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
     mt_pull(&res);
     for (int i = 0; i < N; i++)
