@@ -48,6 +48,14 @@ static inline void mt_init(int *argc, char ***argv)
     mt_setup();
 }
 
+/* Seconds on a monotonic clock: bounds on waits in tests (never timing verdicts). */
+static inline double mt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static inline void mt_sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };

@@ -17,13 +17,6 @@
 /* window layout, in ints: counters, the data the origins read, one "done" slot per rank */
 enum { ACC = 0, FOP = 1, PUT = 2, DATA = 4, DONE = DATA + NDATA };
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     mt_init(&argc, &argv);
@@ -38,13 +31,13 @@ int main(int argc, char **argv)
     if (mt_rank == 0) {
         /* compute: no MPI call until every origin's flag is here or the bound passes */
         volatile int *flags = mem + DONE;
-        double t0 = now(), t;
+        double t0 = mt_now(), t;
         int seen;
         do {
             seen = 0;
             for (int r = 1; r < mt_size; r++)
                 seen += flags[r];
-            t = now() - t0;
+            t = mt_now() - t0;
         } while (seen < mt_size - 1 && t < bound);
         MT_CHECK(seen == mt_size - 1,
                  "passive target made no progress while rank 0 computed: %d of %d origins done after %.1f s",
@@ -57,7 +50,7 @@ int main(int argc, char **argv)
         }
     } else {
         int one = 1, two = 2, old, got[NDATA];
-        double t0 = now();
+        double t0 = mt_now();
         for (int k = 0; k < ITERS; k++) {
             MPI_Win_lock(k % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win);
             MPI_Accumulate(&one, 1, MPI_INT, 0, ACC, 1, MPI_INT, MPI_SUM, win);
@@ -75,7 +68,7 @@ int main(int argc, char **argv)
         MPI_Put(&one, 1, MPI_INT, 0, DONE + mt_rank, 1, MPI_INT, win);
         MPI_Win_unlock(0, win);
         if (argc > 2)
-            printf("[%d] %d epochs on a computing target: %.3f ms\n", mt_rank, ITERS + 1, (now() - t0) * 1e3);
+            printf("[%d] %d epochs on a computing target: %.3f ms\n", mt_rank, ITERS + 1, (mt_now() - t0) * 1e3);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (mt_rank == 0)

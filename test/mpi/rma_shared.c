@@ -8,16 +8,7 @@
  */
 #include "mtest.h"
 
-#include <time.h>
-
 #define ROUNDS 500
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -60,8 +51,8 @@ int main(int argc, char **argv)
 
     /* accumulates into rank 0's [1] while rank 0 makes no MPI call: it waits in its own memory */
     if (nr == 0) {
-        double t0 = now();
-        while (__atomic_load_n(&mem[1], __ATOMIC_ACQUIRE) < (long) (ns - 1) * 10 && now() - t0 < 10)
+        double t0 = mt_now();
+        while (__atomic_load_n(&mem[1], __ATOMIC_ACQUIRE) < (long) (ns - 1) * 10 && mt_now() - t0 < 10)
             ;
         MT_CHECK(__atomic_load_n(&mem[1], __ATOMIC_ACQUIRE) == (long) (ns - 1) * 10,
                  "accumulates towards a rank outside MPI: %ld after 10 s, want %ld", mem[1], (long) (ns - 1) * 10);
