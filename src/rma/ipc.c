@@ -98,7 +98,8 @@ int umpi_rma_ipc_copy(umpi_win_t *w, int target, int put, void *local, MPI_Aint 
     if (st != UMPI_OK)
         return umpi_err_from_status(st, "one-sided copy through CUDA IPC");
     CUdeviceptr remote = (CUdeviceptr) (uintptr_t) (base + addr), mine = (CUdeviceptr) (uintptr_t) local;
-    CUresult r = put ? umpi_cuda_drv.cuMemcpyAsync(remote, mine, len, s) : umpi_cuda_drv.cuMemcpyAsync(mine, remote, len, s);
+    CUresult r = put ? umpi_cuda_drv.cuMemcpyAsync(remote, mine, len, s)
+                     : umpi_cuda_drv.cuMemcpyAsync(mine, remote, len, s);
     if (r != UMPI_CUDA_SUCCESS)
         return umpi_err_from_status(umpi_cuda_fail("cuMemcpyAsync through a CUDA IPC mapping", r),
                                     "one-sided copy through CUDA IPC");

@@ -506,7 +506,8 @@ int umpi_rma_map(umpi_win_t *w)
     if (w->dev)
         umpi_debug(1, "window 0x%x: its %ld bytes here are device memory: requests to this process are applied "
                    "through driver copies%s [rma_target]", (unsigned) w->handle, (long) w->size,
-                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message)" : "");
+                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message, or through "
+                                                "CUDA IPC from its node in fence and PSCW epochs)" : "");
     if (!umpi_config.rma_ucx || w->flavor == MPI_WIN_FLAVOR_SHARED)
         return MPI_SUCCESS; /* w->rkey_len stays NULL: messages (a shared window: its own path) */
     if (w->size > 0 && !w->dev) {
