@@ -117,6 +117,7 @@ const char *umpi_cuda_strerror(CUresult r, char *buf, size_t len);
     /* one-sided communication (src/rma/devmem.c) */                                               \
     X(rma_staged, "one-sided operations whose origin buffer was device memory, packed or unpacked through host memory") \
     X(rma_target, "one-sided requests applied to device window memory through driver copies (at the target)") \
+    X(rma_ipc, "one-sided puts and gets copied by the origin straight to or from a device window of its node (CUDA IPC)") \
     X(late_envelopes, "small host receives given a longer device message they matched (MPI_ERR_TRUNCATE) when its sender nudged")
 
 enum umpi_cuda_stat {

@@ -7,4 +7,5 @@ libmpi_la_SOURCES += \
 	src/rma/ops.c \
 	src/rma/target.c \
 	src/rma/devmem.c \
+	src/rma/ipc.c \
 	src/rma/sync.c

@@ -329,6 +329,18 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
         err = umpi__rma_ucx(w, o, addr + L.b[0].off, (size_t) tbytes);
         goto out;
     }
+    /* A device window on my node, in an epoch the target synchronizes (fence, PSCW; never a lock,
+     * umpi_rma.h): copied straight through its CUDA IPC mapping (ipc.c). */
+    if ((o->kind == UMPI_RMA_PUT || o->kind == UMPI_RMA_GET) && L.n == 1 && w->ipc != NULL &&
+        !w->lock_all && !w->locked[o->target] && (w->fence_epoch || (w->started && w->start_ranks[o->target])) &&
+        (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig) {
+        int done;
+        void *local = o->kind == UMPI_RMA_PUT ? (char *) o->obuf + o->odt->true_lb : (char *) o->rbuf + o->rdt->true_lb;
+        err = umpi_rma_ipc_copy(w, o->target, o->kind == UMPI_RMA_PUT, local, addr + L.b[0].off, (size_t) tbytes,
+                                &done);
+        if (err != MPI_SUCCESS || done)
+            goto out;
+    }
     umpi_rma_hdr_t h = { .kind = o->kind, .op = o->op, .elem = elem->handle, .addr = addr, .nblocks = L.n };
     void *payload = NULL, *reply = NULL;
     if (o->kind == UMPI_RMA_CAS)

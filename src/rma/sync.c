@@ -58,6 +58,13 @@ int umpi_impl_win_fence(int assert, MPI_Win win)
      * that all operations of the epoch are done (it serves requests while it waits). */
     umpi_lock();
     err = umpi__flush_all(w);
+    /* CUDA IPC (ipc.c): my copies into others' device windows are done before the barrier, and my
+     * own device window's earlier writes on the legacy stream before anyone copies after it */
+    int ierr = umpi_rma_ipc_wait(w);
+    if (ierr == MPI_SUCCESS)
+        ierr = umpi_rma_ipc_expose(w);
+    if (err == MPI_SUCCESS)
+        err = ierr;
     umpi_unlock();
     if (err == MPI_SUCCESS || umpi_err_class(err) == MPI_ERR_RMA_RANGE) { /* the others wait for me */
         int berr = umpi_impl_barrier(w->comm, UMPI_COLL_BLOCKING, NULL);
@@ -344,6 +351,8 @@ int umpi_impl_win_post(MPI_Group group, int assert, MPI_Win win)
                               (unsigned) win);
     if (err == MPI_SUCCESS)
         err = umpi__group_ranks(w, group, w->post_ranks, &n);
+    if (err == MPI_SUCCESS) /* origins may copy into my device memory through CUDA IPC once posted */
+        err = umpi_rma_ipc_expose(w);
     for (int r = 0; r < w->comm->size && err == MPI_SUCCESS; r++)
         if (w->post_ranks[r])
             err = umpi__notify(w, r, UMPI_RMA_TAG_POST);
@@ -392,6 +401,8 @@ int umpi_impl_win_complete(MPI_Win win)
     if (!w->started)
         err = umpi_err_create(MPI_ERR_RMA_SYNC, "window 0x%x has no access epoch of MPI_Win_start",
                               (unsigned) win);
+    if (err == MPI_SUCCESS) /* copies through CUDA IPC are done before a target hears of completion */
+        err = umpi_rma_ipc_wait(w);
     for (int r = 0; r < w->comm->size && err == MPI_SUCCESS; r++)
         if (w->start_ranks[r]) {
             err = umpi_rma_flush_target(w, r);

@@ -9,7 +9,8 @@
  * with host buffers itself, in the node's segment (umpi_rma_apply_shared, below).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
  * memory could not be registered or is device memory, an origin buffer in device memory) is a
- * message to the target, applied there by the progress engine. Each window has a private
+ * message to the target, applied there by the progress engine; except puts and gets to device
+ * window memory on the origin's node in fence and PSCW epochs (CUDA IPC, below). Each window has a private
  * communicator (a duplicate of the one it was made on), so its traffic has a context id of its
  * own and can never meet a user's message:
  *
@@ -54,17 +55,22 @@
  *            the one request, so the rule above (one request at a time) keeps them atomic
  *
  * The copies are on umpi's blocking copy stream and waited for before the request is answered (a
- * reply means the data is in place). MPI_Win_allocate(_shared) memory is host memory. Not done:
- * within a node the origin could map a device window through CUDA IPC (src/cuda/ipc_cache.c) and
- * copy straight into it, instead of two staged copies and a message: it needs the window's IPC
- * handles gathered at creation (and at attach, with the region); accumulates kept atomic against
- * the target's own message path (a lock, or a GPU kernel applying them in one place); and an
- * answer to ordering: today the target's copies run on its blocking copy stream, after whatever
- * it queued on the legacy stream (a cuMemcpy from pageable memory may still be in flight when it
- * returns), while an origin's copy through IPC runs on the origin's stream with no such order.
- * The target would pass umpi_cuda_fence at every call that opens its memory to others (fence,
- * post, and for passive target every call that may precede a remote lock: MPI_Barrier too),
- * or IPC be limited to epochs the target synchronizes (fence, PSCW).
+ * reply means the data is in place). MPI_Win_allocate(_shared) memory is host memory.
+ *
+ * CUDA IPC (ipc.c): within a node, a contiguous put or get towards an MPI_Win_create window of
+ * device memory, in a fence or PSCW epoch, is one driver copy by the origin between its buffer and
+ * its IPC mapping of the target's window (the handles gathered at creation when some process has
+ * device memory; mapped through src/cuda/ipc_cache.c on first use, released at MPI_Win_free).
+ * Ordering: the origin's copy runs on its own stream, not after the target's legacy-stream work (a
+ * cuMemcpy from pageable memory may still be in flight when it returns), so the target passes
+ * umpi_cuda_fence in MPI_Win_fence and MPI_Win_post before others may copy; and the origin waits
+ * for its copy stream before the fence's barrier and before MPI_Win_complete's notes, so the data
+ * is in place when the target's epoch ends. Passive target stays on messages: no call of the target
+ * orders its device work against an origin's copies there (it would pass the fence at every call
+ * that may precede a remote lock, MPI_Barrier too). Accumulates stay on messages too (to be atomic
+ * against the target's message path they would need a lock, or a GPU kernel applying them in one
+ * place); so do derived target types, dynamic windows (handles per attached region) and other
+ * nodes.
  */
 #ifndef UMPI_RMA_H
 #define UMPI_RMA_H
@@ -72,6 +78,7 @@
 #include "core/umpi.h"
 #include "core/umpi_obj.h"
 #include "cuda/umpi_cuda.h"
+#include "cuda/umpi_cuda_ipc.h"
 #include "netmod/ucx/umpi_ucx_rma.h"
 #include "rma/umpi_rma_err.h"
 
@@ -137,6 +144,22 @@ typedef struct umpi_rma_waiter {
     uint32_t reply_tag;
 } umpi_rma_waiter_t;
 
+/* CUDA IPC to device window memory (ipc.c): what each process publishes at MPI_Win_create (gathered
+ * by every process, the same build everywhere: host byte order), and the origin's mapping of it. */
+typedef struct {
+    struct umpi_cuda_ipc_desc desc; /* the allocation holding the window's base; offset: of base in it */
+    int32_t usable;                 /* 1: desc is valid (device memory that CUDA IPC can export) */
+    int32_t pad;
+} umpi_rma_ipc_rec_t;
+_Static_assert(sizeof(umpi_rma_ipc_rec_t) == 112, "the IPC record is 112 bytes on the wire");
+
+typedef struct {
+    umpi_rma_ipc_rec_t rec;
+    char *mapped;                   /* the target's window base in my mapping; NULL: not opened yet */
+    umpi_cuda_ipc_ref_t *ref;       /* held until MPI_Win_free (or MPI_Finalize) */
+    int failed;                     /* the open failed once: messages from then on */
+} umpi_rma_ipc_t;
+
 typedef struct umpi_win {
     MPI_Win handle;
     umpi_comm_t *comm;           /* private duplicate of the creating communicator */
@@ -190,6 +213,10 @@ typedef struct umpi_win {
                                     * memory by a request without an answer, until its next flush */
     umpi_rma_region_t *regions;  /* FLAVOR_DYNAMIC: attached memory */
     int nregions, capregions;
+
+    /* CUDA IPC (ipc.c): NULL unless some process's window memory is device memory */
+    umpi_rma_ipc_t *ipc;         /* per target */
+    int ipc_pending;             /* IPC copies queued on my copy stream, not yet waited for */
 
     struct umpi_win *next;       /* the live windows, for the progress hook */
 } umpi_win_t;
@@ -295,5 +322,23 @@ int umpi_rma_unpack(const umpi_dtype_t *dt, void *buf, MPI_Count count, int dev,
  * driver failure ends the job (as every failure inside the progress hook does). */
 void umpi_rma_dev_gather(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, char *out);
 void umpi_rma_dev_scatter(umpi_win_t *w, char *mem, const umpi_rma_block_t *b, uint64_t n, const char *in);
+
+/* ---- CUDA IPC to device windows within a node (ipc.c) ---- */
+
+/* Collective at MPI_Win_create when some process's window memory is device memory: every process
+ * exports its window memory's allocation if it can, and all gather the records into w->ipc. */
+int umpi_rma_ipc_setup(umpi_win_t *w);
+/* Origin: a contiguous put (local -> the target's window at addr) or get of len bytes through the
+ * target's IPC mapping, queued on the copy stream; *done 0 when this target cannot take it (not
+ * device memory, another node, UMPI_CUDA_IPC=0, its handle refused): the caller sends a message.
+ * Only in epochs whose synchronization the target takes part in (fence, PSCW). Big lock held. */
+int umpi_rma_ipc_copy(umpi_win_t *w, int target, int put, void *local, MPI_Aint addr, size_t len, int *done);
+/* Origin: waits for its IPC copies (before the fence's barrier, MPI_Win_complete's notes). */
+int umpi_rma_ipc_wait(umpi_win_t *w);
+/* Target: before it opens its device window memory to others' IPC copies (fence, post): the work
+ * it queued on the legacy stream before is done. */
+int umpi_rma_ipc_expose(umpi_win_t *w);
+/* Gives back the mappings and frees w->ipc (MPI_Win_free, MPI_Finalize). */
+void umpi_rma_ipc_release(umpi_win_t *w);
 
 #endif

@@ -44,6 +44,7 @@ int umpi_rma_err_dispatch(const char *fname, MPI_Win win, int code)
 
 static void umpi__win_destroy(umpi_win_t *w)
 {
+    umpi_rma_ipc_release(w);
     for (int r = 0; w->rkeys != NULL && r < w->comm->size; r++)
         if (w->rkeys[r] != NULL)
             umpi_ucx_rkey_destroy(w->rkeys[r]);
@@ -89,8 +90,9 @@ static void umpi__win_destroy(umpi_win_t *w)
  * The part every flavor shares: the private communicator, the hints, the handle, and every rank's
  * size and disp_unit. Collective over comm.
  */
-static int umpi__win_new(umpi_comm_t *comm, int flavor, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                         umpi_win_t **out)
+/* dev: this process's window memory is device memory; *any_dev (when not NULL): some process's is. */
+static int umpi__win_new(umpi_comm_t *comm, int flavor, MPI_Aint size, MPI_Aint disp_unit, int dev, MPI_Info info,
+                         umpi_win_t **out, int *any_dev)
 {
     *out = NULL;
     if (comm->is_inter)
@@ -110,7 +112,7 @@ static int umpi__win_new(umpi_comm_t *comm, int flavor, MPI_Aint size, MPI_Aint 
     w->errhandler = MPI_ERRORS_ARE_FATAL;
     w->info = MPI_INFO_NULL;
     int n = comm->size, err;
-    w->sizes = calloc((size_t) n, sizeof(MPI_Aint) * 2);
+    w->sizes = calloc((size_t) n, sizeof(MPI_Aint) * 3);
     w->disp_units = calloc((size_t) n, sizeof(int));
     w->locked = calloc((size_t) n, sizeof(int));
     w->start_ranks = calloc((size_t) n, sizeof(int));
@@ -148,16 +150,22 @@ static int umpi__win_new(umpi_comm_t *comm, int flavor, MPI_Aint size, MPI_Aint 
     w->comm = umpi_comm_get(h);
     snprintf(w->comm->name, sizeof(w->comm->name), "window of 0x%x", (unsigned) comm->handle);
 
-    /* every rank's size and disp_unit: range checks and displacements at the origin */
-    MPI_Aint mine[2] = { size, disp_unit };
-    err = umpi_impl_allgather(mine, 2, MPI_AINT, w->sizes, 2, umpi_dtype_get(MPI_AINT), w->comm,
+    /* every rank's size and disp_unit: range checks and displacements at the origin; whether its
+     * memory is device memory: whether the window needs CUDA IPC records (ipc.c) */
+    MPI_Aint mine[3] = { size, disp_unit, dev };
+    err = umpi_impl_allgather(mine, 3, MPI_AINT, w->sizes, 3, umpi_dtype_get(MPI_AINT), w->comm,
                               UMPI_COLL_BLOCKING, NULL);
     if (err != MPI_SUCCESS)
         goto fail;
+    int some_dev = 0;
     for (int r = 0; r < n; r++) {
-        w->disp_units[r] = (int) w->sizes[2 * r + 1];
-        w->sizes[r] = w->sizes[2 * r];
+        w->disp_units[r] = (int) w->sizes[3 * r + 1];
+        some_dev |= w->sizes[3 * r + 2] != 0;
+        w->sizes[r] = w->sizes[3 * r];
     }
+    w->dev = dev;
+    if (any_dev != NULL)
+        *any_dev = some_dev;
 
     int idx = umpi_ht_insert(&umpi_win_table, w);
     if (idx < 0) {
@@ -214,11 +222,15 @@ int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info
                                 &dev);
     if (err != MPI_SUCCESS)
         return err;
-    err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_CREATE, size, disp_unit, info, &w);
+    int any_dev;
+    err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_CREATE, size, disp_unit, dev, info, &w, &any_dev);
     if (err != MPI_SUCCESS)
         return err;
     w->base = base;
-    w->dev = dev;
+    if (any_dev && (err = umpi_rma_ipc_setup(w)) != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
+    }
     return umpi__win_ready(w, win, NULL);
 }
 
@@ -226,7 +238,7 @@ int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, ump
                            void *baseptr, MPI_Win *win)
 {
     umpi_win_t *w;
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, info, &w);
+    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, 0, info, &w, NULL);
     if (err != MPI_SUCCESS)
         return err;
     if (size > 0 && posix_memalign((void **) &w->base, 64, (size_t) size) != 0) {
@@ -240,7 +252,7 @@ int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, ump
 int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *win)
 {
     umpi_win_t *w;
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_DYNAMIC, 0, 1, info, &w);
+    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_DYNAMIC, 0, 1, 0, info, &w, NULL);
     if (err != MPI_SUCCESS)
         return err;
     w->unattached = calloc((size_t) w->comm->size, sizeof(*w->unattached)); /* all MPI_SUCCESS */
@@ -287,7 +299,7 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
                                        r, (unsigned) comm_ptr->handle, node, comm_ptr->rank, mynode);
         }
     }
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_SHARED, size, disp_unit, info, &w);
+    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_SHARED, size, disp_unit, 0, info, &w, NULL);
     if (err != MPI_SUCCESS)
         return err;
     int n = w->comm->size, me = w->comm->rank;
@@ -456,6 +468,8 @@ int umpi_impl_win_free(MPI_Win *win)
         return err;
     umpi_lock();
     err = umpi_rma_drain(w); /* what an erroneous program left in flight, before the memory goes */
+    if (err == MPI_SUCCESS)
+        err = umpi_rma_ipc_wait(w);
     umpi_unlock();
     if (err != MPI_SUCCESS)
         return err;
@@ -492,7 +506,8 @@ int umpi_rma_map(umpi_win_t *w)
     if (w->dev)
         umpi_debug(1, "window 0x%x: its %ld bytes here are device memory: requests to this process are applied "
                    "through driver copies%s [rma_target]", (unsigned) w->handle, (long) w->size,
-                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message)" : "");
+                   umpi_config.rma_ucx ? " (not registered for UCX RMA: operations to it go by message, or through "
+                                                "CUDA IPC from its node in fence and PSCW epochs)" : "");
     if (!umpi_config.rma_ucx || w->flavor == MPI_WIN_FLAVOR_SHARED)
         return MPI_SUCCESS; /* w->rkey_len stays NULL: messages (a shared window: its own path) */
     if (w->size > 0 && !w->dev) {
@@ -547,6 +562,8 @@ void umpi_rma_finalize(void)
     umpi_progress_unregister(umpi_rma_progress);
     for (umpi_win_t *w = umpi_rma_windows; w != NULL; w = w->next) {
         umpi_rma_drain(w);
+        umpi_rma_ipc_wait(w);
+        umpi_rma_ipc_release(w);
         for (int r = 0; w->rkeys != NULL && r < w->comm->size; r++)
             if (w->rkeys[r] != NULL)
                 umpi_ucx_rkey_destroy(w->rkeys[r]);
