@@ -114,10 +114,17 @@ int umpi_rma_flush_target(umpi_win_t *w, int target)
 /* ---- the target's layout ------------------------------------------------------------------------ */
 
 typedef struct {
-    umpi_rma_block_t *b;
+    umpi_rma_block_t *b; /* inl, or malloc'ed once the blocks outgrow it */
     uint64_t n, cap;
     MPI_Aint lo, hi;     /* the bytes the layout touches, relative to the target address */
+    umpi_rma_block_t inl[4]; /* most layouts are one block: no malloc per operation */
 } umpi__layout_t;
+
+static void umpi__layout_free(umpi__layout_t *L)
+{
+    if (L->b != L->inl)
+        free(L->b);
+}
 
 static int umpi__add(umpi__layout_t *L, MPI_Aint off, MPI_Aint len)
 {
@@ -127,10 +134,12 @@ static int umpi__add(umpi__layout_t *L, MPI_Aint off, MPI_Aint len)
         L->b[L->n - 1].len += len; /* adjacent: one block */
     } else {
         if (L->n == L->cap) {
-            uint64_t cap = L->cap ? 2 * L->cap : 16;
-            void *p = realloc(L->b, cap * sizeof(*L->b));
+            uint64_t cap = 2 * L->cap;
+            void *p = L->b == L->inl ? malloc(cap * sizeof(*L->b)) : realloc(L->b, cap * sizeof(*L->b));
             if (p == NULL)
                 return -1;
+            if (L->b == L->inl)
+                memcpy(p, L->inl, sizeof(L->inl));
             L->b = p;
             L->cap = cap;
         }
@@ -146,7 +155,9 @@ static int umpi__add(umpi__layout_t *L, MPI_Aint off, MPI_Aint len)
 /* count elements of dt as (offset, length) blocks in type-map order. */
 static int umpi__layout(const umpi_dtype_t *dt, MPI_Count count, umpi__layout_t *L)
 {
-    memset(L, 0, sizeof(*L));
+    L->b = L->inl;
+    L->n = 0;
+    L->cap = sizeof(L->inl) / sizeof(L->inl[0]);
     L->lo = INT64_MAX;
     L->hi = INT64_MIN;
     int bad = 0;
@@ -303,12 +314,14 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
         return err;
 
     umpi__layout_t L;
+    L.b = L.inl;
     umpi_lock();
     err = umpi__check_epoch(w, o->target);
     if (err == MPI_SUCCESS)
         err = umpi__layout(o->tdt, o->tcount, &L);
     if (err != MPI_SUCCESS) {
         umpi_unlock();
+        umpi__layout_free(&L);
         return err;
     }
     MPI_Aint addr = w->flavor == MPI_WIN_FLAVOR_DYNAMIC ? o->disp : o->disp * w->disp_units[o->target];
@@ -379,7 +392,7 @@ done:
     free(reply);
 out:
     umpi_unlock();
-    free(L.b);
+    umpi__layout_free(&L);
     return err;
 }
 
