@@ -336,7 +336,7 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
     if (tbytes == 0)
         goto out;
     if ((o->kind == UMPI_RMA_PUT || o->kind == UMPI_RMA_GET) && L.n == 1 && w->rkey_len != NULL &&
-        w->flavor != MPI_WIN_FLAVOR_SHARED &&
+        !(w->shared_bases != NULL && w->shared_bases[o->target] != NULL) &&
         w->rkey_len[o->target] > 0 && (o->kind == UMPI_RMA_PUT ? o->odt : o->rdt)->contig &&
         !(o->kind == UMPI_RMA_PUT ? odev : rdev)) {
         err = umpi__rma_ucx(w, o, addr + L.b[0].off, (size_t) tbytes);
@@ -355,16 +355,27 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
             goto out;
     }
     umpi_rma_hdr_t h = { .kind = o->kind, .op = o->op, .elem = elem->handle, .addr = addr, .nblocks = L.n };
+    /* The target's window memory is mapped here (a shared window, or MPI_Win_allocate's segment of
+     * this node): with host buffers the operation is applied straight into it (umpi_rma.h), from and
+     * into the origin's own buffers where they are contiguous, after anything this process still has
+     * on its way there as a message (accumulates keep their order). */
+    int local = w->shared_bases != NULL && w->shared_bases[o->target] != NULL && !odev && !rdev && !cdev;
     void *payload = NULL, *reply = NULL;
+    const void *data = NULL; /* the packed origin data: payload, or the origin buffer itself */
+    void *into = NULL;       /* where fetched data goes: reply, or the result buffer itself */
     if (o->kind == UMPI_RMA_CAS)
         h.bytes = 2 * (uint64_t) tbytes;
     else if (o->kind != UMPI_RMA_GET && !no_op)
         h.bytes = (uint64_t) tbytes;
-    if (h.bytes)
-        payload = malloc((size_t) h.bytes);
-    if (fetch)
-        reply = malloc((size_t) tbytes + sizeof(umpi_rma_status_t));
-    if ((h.bytes && payload == NULL) || (fetch && reply == NULL)) {
+    if (local && h.bytes && o->kind != UMPI_RMA_CAS && o->odt->contig)
+        data = (const char *) o->obuf + o->odt->true_lb;
+    else if (h.bytes)
+        data = payload = malloc((size_t) h.bytes);
+    if (local && fetch && o->kind != UMPI_RMA_CAS && o->rdt->contig)
+        into = (char *) o->rbuf + o->rdt->true_lb;
+    else if (fetch)
+        into = reply = malloc((size_t) tbytes + sizeof(umpi_rma_status_t));
+    if ((h.bytes && data == NULL) || (fetch && into == NULL)) {
         err = umpi_err_create(MPI_ERR_NO_MEM, "out of memory for %ld bytes of one-sided data", (long) tbytes);
         goto done;
     }
@@ -372,20 +383,16 @@ static int umpi__rma(const char *call, MPI_Win win, umpi__op_t *o)
         err = umpi_rma_pack(o->tdt, o->obuf, 1, odev, payload, (size_t) tbytes);
         if (err == MPI_SUCCESS)
             err = umpi_rma_pack(o->tdt, o->cmp, 1, cdev, (char *) payload + tbytes, (size_t) tbytes);
-    } else if (h.bytes) {
+    } else if (payload != NULL) {
         err = umpi_rma_pack(o->odt, o->obuf, o->ocount, odev, payload, (size_t) tbytes);
     }
-    /* A shared window's memory is mapped here: with host buffers the operation is applied straight
-     * into it (umpi_rma.h), after anything this process still has on its way there as a message
-     * (accumulates keep their order). */
-    int local = w->flavor == MPI_WIN_FLAVOR_SHARED && !odev && !rdev && !cdev;
     if (err == MPI_SUCCESS && local && w->dirty[o->target])
         err = umpi_rma_flush_target(w, o->target);
     if (err == MPI_SUCCESS && local)
-        umpi_rma_apply_shared(w, o->target, &h, L.b, payload, reply);
+        umpi_rma_apply_shared(w, o->target, &h, L.b, data, into);
     else if (err == MPI_SUCCESS)
         err = umpi_rma_request(w, o->target, &h, L.b, payload, reply, fetch ? (size_t) tbytes : 0);
-    if (err == MPI_SUCCESS && fetch)
+    if (err == MPI_SUCCESS && reply != NULL)
         err = umpi_rma_unpack(o->rdt, o->rbuf, o->rcount, rdev, reply, (size_t) tbytes);
 done:
     free(payload);

@@ -5,8 +5,9 @@
  * registered at window creation, whose packed remote keys every process gathers then; the knob
  * UMPI_RMA_UCX=0 sends them as messages instead), and need nothing from the target process
  * where the transport does RMA in hardware (UCX emulates it with messages elsewhere, which the
- * target's UCX progress serves). On a shared window the caller applies puts, gets and accumulates
- * with host buffers itself, in the node's segment (umpi_rma_apply_shared, below).
+ * target's UCX progress serves). On a shared window, and between the ranks of one node on a window of
+ * MPI_Win_allocate, the caller applies puts, gets and accumulates with host buffers itself, in the
+ * node's segment (umpi_rma_apply_shared, below).
  * Every other operation (accumulates, derived target datatypes, dynamic windows, a target whose
  * memory could not be registered or is device memory, an origin buffer in device memory) is a
  * message to the target, applied there by the progress engine; except puts and gets to device
@@ -170,10 +171,11 @@ typedef struct umpi_win {
     int dev;                     /* base is device memory (MPI_Win_create on GPU memory) */
     MPI_Aint *sizes;             /* every rank's size and disp_unit (origin-side checks) */
     int *disp_units;
-    char **shared_bases;         /* FLAVOR_SHARED: every rank's segment in my mapping */
-    void *shm;                   /* FLAVOR_SHARED: the node's mapping, shm_len bytes */
+    char **shared_bases;         /* FLAVOR_SHARED, ALLOCATE: the part of every rank of my node in my
+                                  * mapping of the node's segment (NULL: another node, or no segment) */
+    void *shm;                   /* the node's segment, shm_len bytes (NULL: none) */
     size_t shm_len;
-    int *shm_lock;               /* FLAVOR_SHARED: the word after the ranks' parts that serialises every
+    int *shm_lock;               /* with shm: the word after the ranks' parts that serialises every
                                   * data operation on the window's memory (umpi_rma_shm_lock) */
     MPI_Errhandler errhandler;
     MPI_Info info;               /* the hints in force (a private info object) */
@@ -260,11 +262,13 @@ int umpi_rma_flush_ucx(umpi_win_t *w, int target);
  * origin buffers free): MPI_Win_flush_local*, the request-based calls, and every flush. */
 int umpi_rma_drain(umpi_win_t *w);
 /*
- * Shared windows: an MPI call's operation on another rank's part is applied by the calling process
- * itself, straight into the node's segment (umpi_rma_apply_shared), under a lock word kept in the
- * segment, which the targets also take when they apply a request that came as a message (device
- * origin buffers): so accumulates stay atomic with respect to each other whoever applies them, and
- * an operation needs nothing from its target process. A spin lock: the sections are a few copies.
+ * Shared windows, and MPI_Win_allocate's windows between the ranks of one node (each node's window
+ * memory is one segment, win.c): an MPI call's operation on another rank's part is applied by the
+ * calling process itself, straight into the node's segment (umpi_rma_apply_shared), under a lock
+ * word kept in the segment, which the targets also take when they apply a request that came as a
+ * message (device origin buffers, other nodes): so accumulates stay atomic with respect to each
+ * other whoever applies them, and an operation needs nothing from its target process when both are
+ * on one node. A spin lock: the sections are a few copies.
  */
 static inline void umpi_rma_shm_lock(umpi_win_t *w)
 {

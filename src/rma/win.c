@@ -60,8 +60,8 @@ static void umpi__win_destroy(umpi_win_t *w)
         umpi_errhandler_release(eh);
     if (w->memh != NULL)
         umpi_ucx_mem_unmap(w->memh, w->rkey_packed);
-    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE)
-        free(w->base);
+    if (w->flavor == MPI_WIN_FLAVOR_ALLOCATE && w->shm == NULL)
+        free(w->base); /* posix_memalign'ed, not in a node's segment */
     if (w->shm != NULL)
         munmap(w->shm, w->shm_len);
     if (w->handle != MPI_WIN_NULL)
@@ -234,21 +234,6 @@ int umpi_impl_win_create(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info
     return umpi__win_ready(w, win, NULL);
 }
 
-int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
-                           void *baseptr, MPI_Win *win)
-{
-    umpi_win_t *w;
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, 0, info, &w, NULL);
-    if (err != MPI_SUCCESS)
-        return err;
-    if (size > 0 && posix_memalign((void **) &w->base, 64, (size_t) size) != 0) {
-        w->base = NULL;
-        umpi__win_destroy(w);
-        return umpi_err_create(MPI_ERR_NO_MEM, "cannot allocate %ld bytes of window memory", (long) size);
-    }
-    return umpi__win_ready(w, win, baseptr);
-}
-
 int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *win)
 {
     umpi_win_t *w;
@@ -264,12 +249,26 @@ int umpi_impl_win_create_dynamic(MPI_Info info, umpi_comm_t *comm_ptr, MPI_Win *
     return MPI_SUCCESS;
 }
 
-/* Each rank's offset in the node's segment (kept in shared_bases until the segment is mapped) and
- * the segment's length; noncontig: every part begins on a page. */
-static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
+/* The ranks of w on my node, in rank order: 1 in mine[r]; returns the lowest (the segment's maker). */
+static int umpi__node_ranks(const umpi_win_t *w, char *mine)
+{
+    int mynode = umpi_pmi_node_of(umpi_global.rank), leader = -1;
+    for (int r = 0; r < w->comm->size; r++) {
+        mine[r] = umpi_pmi_node_of(umpi_comm_to_world(w->comm, r)) == mynode;
+        if (mine[r] && leader < 0)
+            leader = r;
+    }
+    return leader;
+}
+
+/* Each node rank's offset in the segment (kept in shared_bases until the segment is mapped) and the
+ * segment's length; noncontig: every part begins on a page. */
+static MPI_Aint umpi__segment_layout(umpi_win_t *w, const char *mine, int noncontig)
 {
     MPI_Aint off = 0, page = (MPI_Aint) sysconf(_SC_PAGESIZE);
     for (int r = 0; r < w->comm->size; r++) {
+        if (!mine[r])
+            continue;
         w->shared_bases[r] = (char *) (uintptr_t) off;
         off += noncontig ? (w->sizes[r] + page - 1) / page * page : w->sizes[r];
     }
@@ -279,15 +278,109 @@ static MPI_Aint umpi__shared_layout(umpi_win_t *w, int noncontig)
 }
 
 /*
- * One shared segment for the node, made by rank 0 (shm_open, named after its pid and a counter),
- * mapped by every rank; the ranks' parts follow each other in rank order, contiguous unless rank 0
- * was given alloc_shared_noncontig=true: then each part begins on a page of its own, so that its
- * owner's first touch places its pages in the owner's NUMA node and no page is shared by two ranks.
+ * The window memory of the ranks of each node in one shared segment (collective over w->comm):
+ * the lowest rank of the node makes it (shm_open, named after its pid and a counter), every rank of
+ * the node maps it; the ranks' parts follow each other in rank order, contiguous unless the maker
+ * was given alloc_shared_noncontig=true (noncontig): then each part begins on a page of its own, so
+ * that its owner's first touch places its pages in the owner's NUMA node and no page is shared by
+ * two ranks. Sets shm, shm_len, shm_lock, shared_bases (NULL for ranks on other nodes) and base.
+ * 0 when some rank could not map its segment: then nothing is left mapped anywhere.
  */
+static int umpi__node_segment(umpi_win_t *w, int noncontig, int *done)
+{
+    static unsigned counter;
+    int n = w->comm->size, me = w->comm->rank, err, fd = -1;
+    *done = 0;
+    w->shared_bases = calloc((size_t) n, sizeof(char *));
+    char *mine = calloc((size_t) n, 1);
+    int *ids = calloc((size_t) n, 3 * sizeof(int));
+    if (w->shared_bases == NULL || mine == NULL || ids == NULL) {
+        free(mine);
+        free(ids);
+        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a window");
+    }
+    int leader = umpi__node_ranks(w, mine);
+    char name[64];
+    /* the maker's name for the segment, and whether its parts are page-aligned (the maker's hint) */
+    int id[3] = { (int) getpid(), (int) counter++, noncontig };
+    MPI_Aint total = umpi__segment_layout(w, mine, noncontig);
+    if (me == leader) {
+        snprintf(name, sizeof(name), "/umpi-win-%d-%d", id[0], id[1]);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t) w->shm_len) != 0)
+            id[0] = -1;
+    }
+    err = umpi_impl_allgather(id, 3, MPI_INT, ids, 3, umpi_dtype_get(MPI_INT), w->comm, UMPI_COLL_BLOCKING, NULL);
+    if (err == MPI_SUCCESS && me != leader && ids[3 * leader] >= 0) {
+        total = umpi__segment_layout(w, mine, ids[3 * leader + 2]); /* the maker's choice */
+        snprintf(name, sizeof(name), "/umpi-win-%d-%d", ids[3 * leader], ids[3 * leader + 1]);
+        fd = shm_open(name, O_RDWR, 0600);
+    }
+    if (err == MPI_SUCCESS && fd >= 0) {
+        void *p = mmap(NULL, w->shm_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED)
+            w->shm = p;
+    }
+    if (fd >= 0)
+        close(fd);
+    /* everyone has mapped it (or failed): the name can go, the memory stays while mapped */
+    int ok = err == MPI_SUCCESS && w->shm != NULL, all_ok = ok;
+    if (err == MPI_SUCCESS)
+        err = umpi_impl_allreduce(&ok, &all_ok, 1, umpi_dtype_get(MPI_INT), MPI_MIN, w->comm,
+                                  UMPI_COLL_BLOCKING, NULL);
+    if (me == leader && id[0] >= 0)
+        shm_unlink(name);
+    if (err != MPI_SUCCESS || !all_ok) {
+        if (w->shm != NULL)
+            munmap(w->shm, w->shm_len);
+        w->shm = NULL;
+        memset(w->shared_bases, 0, (size_t) n * sizeof(char *));
+        if (err == MPI_SUCCESS)
+            umpi_debug(1, "window 0x%x: no shared segment of %ld bytes for this node", (unsigned) w->handle,
+                       (long) total);
+    } else {
+        for (int r = 0; r < n; r++)
+            if (mine[r])
+                w->shared_bases[r] = (char *) w->shm + (uintptr_t) w->shared_bases[r]; /* offsets until now */
+        w->shm_lock = (int *) ((char *) w->shm + w->shm_len - 64); /* zero: ftruncate's fresh pages */
+        w->base = w->size > 0 ? w->shared_bases[me] : NULL;
+        *done = 1;
+    }
+    free(mine);
+    free(ids);
+    return err;
+}
+
+/*
+ * The window memory of each node's ranks in one segment (umpi__node_segment), so that the
+ * operations of a rank towards another of its node are applied by the caller itself (umpi_rma.h);
+ * private memory when no segment could be made (e.g. /dev/shm full).
+ */
+int umpi_impl_win_allocate(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
+                           void *baseptr, MPI_Win *win)
+{
+    umpi_win_t *w;
+    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_ALLOCATE, size, disp_unit, 0, info, &w, NULL), done;
+    if (err != MPI_SUCCESS)
+        return err;
+    err = umpi__node_segment(w, 0, &done);
+    if (err != MPI_SUCCESS) {
+        umpi__win_destroy(w);
+        return err;
+    }
+    if (!done && size > 0 && posix_memalign((void **) &w->base, 64, (size_t) size) != 0) {
+        w->base = NULL;
+        umpi__win_destroy(w);
+        return umpi_err_create(MPI_ERR_NO_MEM, "cannot allocate %ld bytes of window memory", (long) size);
+    }
+    return umpi__win_ready(w, win, baseptr);
+}
+
+/* MPI_Win_allocate_shared: the node's segment (umpi__node_segment) of a communicator of one node;
+ * rank 0's alloc_shared_noncontig hint decides the layout. */
 int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, umpi_comm_t *comm_ptr,
                                   void *baseptr, MPI_Win *win)
 {
-    static unsigned counter;
     umpi_win_t *w;
     if (!comm_ptr->is_inter) {
         int mynode = umpi_pmi_node_of(umpi_global.rank);
@@ -299,59 +392,19 @@ int umpi_impl_win_allocate_shared(MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
                                        r, (unsigned) comm_ptr->handle, node, comm_ptr->rank, mynode);
         }
     }
-    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_SHARED, size, disp_unit, 0, info, &w, NULL);
+    int err = umpi__win_new(comm_ptr, MPI_WIN_FLAVOR_SHARED, size, disp_unit, 0, info, &w, NULL), done;
     if (err != MPI_SUCCESS)
         return err;
-    int n = w->comm->size, me = w->comm->rank;
-    w->shared_bases = calloc((size_t) n, sizeof(char *));
-    if (w->shared_bases == NULL) {
-        umpi__win_destroy(w);
-        return umpi_err_create(MPI_ERR_NO_MEM, "out of memory allocating a window");
-    }
-    char name[64], hint[8];
-    /* rank 0's name for the segment, and whether its parts are page-aligned (rank 0's hint) */
-    int id[3] = { (int) getpid(), (int) counter++, 0 }, fd = -1;
-    if (me == 0)
-        id[2] = umpi_info_hint(info, "alloc_shared_noncontig", hint, sizeof(hint)) && strcmp(hint, "true") == 0;
-    MPI_Aint total = umpi__shared_layout(w, id[2]);
-    if (me == 0) {
-        snprintf(name, sizeof(name), "/umpi-win-%d-%d", id[0], id[1]);
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, (off_t) w->shm_len) != 0)
-            id[0] = -1;
-    }
-    err = umpi_impl_bcast(id, 3, umpi_dtype_get(MPI_INT), 0, w->comm, UMPI_COLL_BLOCKING, NULL);
-    if (err == MPI_SUCCESS && id[0] < 0)
-        err = umpi_err_create(MPI_ERR_NO_MEM, "cannot make a shared segment of %ld bytes", (long) total);
-    if (err == MPI_SUCCESS && me != 0) {
-        total = umpi__shared_layout(w, id[2]); /* rank 0's choice */
-        snprintf(name, sizeof(name), "/umpi-win-%d-%d", id[0], id[1]);
-        fd = shm_open(name, O_RDWR, 0600);
-    }
-    if (err == MPI_SUCCESS) {
-        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, w->shm_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p != MAP_FAILED)
-            w->shm = p;
-    }
-    if (fd >= 0)
-        close(fd);
-    /* everyone has mapped it (or failed): the name can go, the memory stays while mapped */
-    int ok = err == MPI_SUCCESS && w->shm != NULL, all_ok = ok;
-    if (err == MPI_SUCCESS)
-        err = umpi_impl_allreduce(&ok, &all_ok, 1, umpi_dtype_get(MPI_INT), MPI_MIN, w->comm,
-                                  UMPI_COLL_BLOCKING, NULL);
-    if (me == 0 && id[0] >= 0)
-        shm_unlink(name);
-    if (err == MPI_SUCCESS && !all_ok)
-        err = umpi_err_create(MPI_ERR_NO_MEM, "cannot map the shared segment %s of %ld bytes", name, (long) total);
+    char hint[8];
+    int noncontig = umpi_info_hint(info, "alloc_shared_noncontig", hint, sizeof(hint)) && strcmp(hint, "true") == 0;
+    err = umpi__node_segment(w, noncontig, &done);
+    if (err == MPI_SUCCESS && !done)
+        err = umpi_err_create(MPI_ERR_NO_MEM, "cannot make or map the node's shared segment for %ld bytes per rank "
+                              "(is /dev/shm full?)", (long) size);
     if (err != MPI_SUCCESS) {
         umpi__win_destroy(w);
         return err;
     }
-    for (int r = 0; r < n; r++)
-        w->shared_bases[r] = (char *) w->shm + (uintptr_t) w->shared_bases[r]; /* offsets until now */
-    w->shm_lock = (int *) ((char *) w->shm + w->shm_len - 64); /* zero: ftruncate's fresh pages */
-    w->base = w->size > 0 ? w->shared_bases[me] : NULL;
     return umpi__win_ready(w, win, baseptr);
 }
 
