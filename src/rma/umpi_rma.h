@@ -77,6 +77,7 @@
 #define UMPI_RMA_H
 
 #include "core/umpi.h"
+#include "core/umpi_err.h"
 #include "core/umpi_obj.h"
 #include "cuda/umpi_cuda.h"
 #include "cuda/umpi_cuda_ipc.h"
@@ -234,7 +235,15 @@ static inline umpi_win_t *umpi_win_get(MPI_Win h)
 }
 
 /* MPI_ERR_WIN naming arg unless h is a live window. */
-int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg);
+static inline int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg)
+{
+    *w = umpi_win_get(h);
+    if (umpi_likely(*w != NULL))
+        return MPI_SUCCESS;
+    if (h == MPI_WIN_NULL)
+        return umpi_err_create(MPI_ERR_WIN, "MPI_WIN_NULL in argument '%s'", arg);
+    return umpi_err_create(MPI_ERR_WIN, "invalid window 0x%x in argument '%s'", (unsigned) h, arg);
+}
 
 
 /* MPI_Finalize, before UCX goes: gives back the UCX resources of windows still alive (a program

@@ -24,16 +24,6 @@ struct umpi_handle_table umpi_win_table = {
 
 umpi_win_t *umpi_rma_windows;
 
-int umpi_rma_win_check(MPI_Win h, umpi_win_t **w, const char *arg)
-{
-    *w = umpi_win_get(h);
-    if (umpi_likely(*w != NULL))
-        return MPI_SUCCESS;
-    if (h == MPI_WIN_NULL)
-        return umpi_err_create(MPI_ERR_WIN, "MPI_WIN_NULL in argument '%s'", arg);
-    return umpi_err_create(MPI_ERR_WIN, "invalid window 0x%x in argument '%s'", (unsigned) h, arg);
-}
-
 int umpi_rma_err_dispatch(const char *fname, MPI_Win win, int code)
 {
     umpi_win_t *w = umpi_win_get(win);
