@@ -10,22 +10,7 @@
 "$MPICC" -o "$WORK/gpu_coll_ipc" "$SRCDIR/gpu_coll_ipc.c" || { echo "FAIL: cannot compile gpu_coll_ipc.c"; exit 1; }
 export MPITEST_MEMTYPE=device UMPI_CUDA_COLL_IPC_MIN=4096
 
-counters() { grep "umpi\[$1\] debug: cuda counters:" "$ERR"; }
-count() { counters "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-lacks() { ! counters "$1" | grep -q " $2=" || fail "$3: rank $1's counters have $2 ($(counters "$1"))"; }
-has() { counters "$1" | grep -q " $2=[1-9]" || fail "$3: rank $1's counters lack $2 ($(counters "$1"))"; }
-ok_run() {
-    expect_rc 0 "$1"
-    grep -q "No Errors" "$OUT" || fail "$1: no 'No Errors' ($(grep -m3 'check' "$ERR"))"
-}
-
-sleep 5 & sleeper=$!
-if ! readlink "/proc/$sleeper/fd/1" >/dev/null 2>&1; then
-    kill $sleeper 2>/dev/null
-    echo "SKIP: /proc/PID/fd of another process cannot be read here: the fake driver's CUDA IPC is off"
-    exit 77
-fi
-kill $sleeper 2>/dev/null
+. "$(dirname "$0")/ipc_common.sh"
 
 # 1. every rank device memory: the counter equals what the program expects, per rank
 UMPI_DEBUG=1 run -n 3 "$WORK/gpu_coll_ipc"

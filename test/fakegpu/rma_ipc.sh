@@ -10,22 +10,7 @@
 "$MPICC" -o "$WORK/rma_device_ipc" "$SRCDIR/../mpi/rma_device_ipc.c" || { echo "FAIL: cannot compile rma_device_ipc.c"; exit 1; }
 export MPITEST_MEMTYPE=device
 
-counters() { grep "umpi\[$1\] debug: cuda counters:" "$ERR"; }
-count() { counters "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-lacks() { ! counters "$1" | grep -q " $2=" || fail "$3: rank $1's counters have $2 ($(counters "$1"))"; }
-has() { counters "$1" | grep -q " $2=[1-9]" || fail "$3: rank $1's counters lack $2 ($(counters "$1"))"; }
-ok_run() {
-    expect_rc 0 "$1"
-    grep -q "No Errors" "$OUT" || fail "$1: no 'No Errors' ($(grep -m3 'check' "$ERR"))"
-}
-
-sleep 5 & sleeper=$!
-if ! readlink "/proc/$sleeper/fd/1" >/dev/null 2>&1; then
-    kill $sleeper 2>/dev/null
-    echo "SKIP: /proc/PID/fd of another process cannot be read here: the fake driver's CUDA IPC is off"
-    exit 77
-fi
-kill $sleeper 2>/dev/null
+. "$(dirname "$0")/ipc_common.sh"
 
 # 1. every window device memory: each rank's 8 gets and 8 puts go through CUDA IPC; the target
 #    applies only the accumulates (4) and the lock epoch's put (1) itself
